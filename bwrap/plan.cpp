@@ -1,0 +1,256 @@
+// pure
+#include "bwrap/plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "core/paths.hpp"
+
+namespace wb::lnx {
+namespace {
+
+int kind_order(MountKind k) {
+  switch (k) {
+    case MountKind::kRwBind: return 0;
+    case MountKind::kPin: return 1;
+    case MountKind::kCarve: return 2;
+    case MountKind::kRoBind: return 3;
+    case MountKind::kMaskDir:
+    case MountKind::kMaskFile: return 4;
+  }
+  return 5;
+}
+
+bool within_any(const std::string& p, const std::vector<std::string>& roots) {
+  return std::any_of(roots.begin(), roots.end(), [&](const std::string& r) { return paths::is_within(p, r); });
+}
+
+bool strictly_within_any(const std::string& p, const std::vector<std::string>& roots) {
+  return std::any_of(roots.begin(), roots.end(),
+                     [&](const std::string& r) { return p != r && paths::is_within(p, r); });
+}
+
+// Read visibility: the deepest rule covering a path decides; at one path a mask beats a carve.
+struct ReadRules {
+  std::vector<std::string> masks;
+  std::vector<std::string> carves;  // allowRead and writable roots
+
+  // Returns 1 for mask, 0 for carve, -1 for none; strict: ignore rules at the path itself.
+  int deepest(const std::string& p, bool strict) const {
+    int best_depth = -1, best = -1;
+    auto consider = [&](const std::vector<std::string>& v, int kind) {
+      for (const auto& r : v) {
+        if (strict && r == p) continue;
+        if (!paths::is_within(p, r)) continue;
+        int d = paths::depth(r);
+        if (d > best_depth || (d == best_depth && kind == 1)) {
+          best_depth = d;
+          best = kind;
+        }
+      }
+    };
+    consider(carves, 0);
+    consider(masks, 1);
+    return best;
+  }
+  bool visible(const std::string& p) const { return deepest(p, false) != 1; }
+  bool visible_above(const std::string& p) const { return deepest(p, true) != 1; }
+};
+
+const PathFact* find_fact(const LinuxFacts& facts, const std::string& p) {
+  auto it = facts.paths.find(p);
+  return it == facts.paths.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+Result<Plan> plan_mounts(const FsPolicy& policy, const LinuxFacts& facts) {
+  Plan plan;
+  if (!policy.enabled) return plan;
+  auto fact = [&](const std::string& p) -> Result<PathFact> {
+    if (const PathFact* f = find_fact(facts, p)) return *f;
+    return make_error(ErrorKind::kSandboxFailed, fmt::format("internal: path \"{}\" was not probed", p));
+  };
+
+  std::vector<std::string> rw;
+  for (const auto& w : policy.writable) {
+    PathFact f = WB_TRY(fact(w.path));
+    if (f.kind == PathKind::kMissing) {
+      if (!w.optional) plan.warnings.push_back(fmt::format("writable path \"{}\" does not exist; skipped", w.path));
+      continue;
+    }
+    if (std::find(rw.begin(), rw.end(), f.real) == rw.end()) rw.push_back(f.real);
+  }
+
+  std::vector<std::string> ro;
+  std::vector<const GuardedPath*> missing_ro;
+  for (const auto& g : policy.deny_write) {
+    PathFact f = WB_TRY(fact(g.path));
+    if (f.kind != PathKind::kMissing) {
+      if (f.is_symlink && within_any(paths::parent(g.path), rw)) {
+        return make_error(ErrorKind::kSandboxFailed,
+                          fmt::format("protected path \"{}\" is a symbolic link inside a writable "
+                                      "directory, so it cannot be pinned; replace the link with "
+                                      "the file or directory itself",
+                                      g.path));
+      }
+      ro.push_back(f.real);
+    } else if (g.stub_if_missing) {
+      missing_ro.push_back(&g);
+    }
+  }
+  // denyWrite wins over allowWrite: a writable root inside a protected tree is dropped.
+  rw.erase(std::remove_if(rw.begin(), rw.end(), [&](const std::string& r) { return within_any(r, ro); }),
+           rw.end());
+
+  ReadRules rules;
+  rules.carves = rw;
+  std::set<std::string> mask_is_dir;
+  std::vector<const GuardedPath*> missing_masks;
+  for (const auto& g : policy.deny_read) {
+    PathFact f = WB_TRY(fact(g.path));
+    if (f.kind == PathKind::kMissing) {
+      if (g.stub_if_missing) missing_masks.push_back(&g);
+      continue;
+    }
+    rules.masks.push_back(f.real);
+    if (f.kind == PathKind::kDir) mask_is_dir.insert(f.real);
+  }
+  std::vector<std::string> carves;
+  for (const auto& a : policy.allow_read) {
+    PathFact f = WB_TRY(fact(a));
+    if (f.kind == PathKind::kMissing) continue;
+    carves.push_back(f.real);
+    rules.carves.push_back(f.real);
+  }
+
+  // Paths that do not exist yet: a stub is needed where the sandbox could create the path (a
+  // writable parent) and, for unreadable paths, wherever the parent is visible (the host may
+  // create it during the run).
+  auto want_stub = [&](const GuardedPath& g, const std::string& first, bool leaf) {
+    for (const auto& s : plan.stubs) {
+      if (s.path == first) return;
+    }
+    if (leaf) {
+      plan.stubs.push_back({first, g.type, g.type == LeafType::kFile ? g.stub_content : ""});
+    } else {
+      plan.stubs.push_back({first, LeafType::kDir, ""});
+    }
+  };
+  // A stub directory made for a deeper guard is guarded whole: nothing may be created in it.
+  std::vector<std::string> stub_guards;
+  for (const GuardedPath* g : missing_ro) {
+    PathFact f = WB_TRY(fact(g->path));
+    if (!f.creatable) continue;
+    std::string first = f.first_missing.empty() ? f.real : f.first_missing;
+    std::string parent = paths::parent(first);
+    if (facts.stubs.count(parent)) {
+      stub_guards.push_back(parent);
+    } else if (within_any(parent, rw) && !within_any(parent, ro) && rules.visible(parent)) {
+      want_stub(*g, first, first == f.real);
+    }
+  }
+  ro.insert(ro.end(), stub_guards.begin(), stub_guards.end());
+  for (const GuardedPath* g : missing_masks) {
+    PathFact f = WB_TRY(fact(g->path));
+    if (!f.creatable) continue;
+    std::string first = f.first_missing.empty() ? f.real : f.first_missing;
+    std::string parent = paths::parent(first);
+    if (facts.stubs.count(parent)) {
+      rules.masks.push_back(parent);
+      mask_is_dir.insert(parent);
+    } else if (rules.visible(parent)) {
+      want_stub(*g, first, first == f.real);
+    }
+  }
+  if (!plan.stubs.empty()) return plan;
+
+  auto writable = [&](const std::string& p) { return within_any(p, rw) && !within_any(p, ro); };
+  std::vector<MountOp> ops;
+  for (const auto& r : rw) ops.push_back({MountKind::kRwBind, r});
+  std::set<std::string> pins;
+  auto pin_ancestors = [&](const std::string& p) {
+    for (const auto& a : paths::ancestors(p)) {
+      if (strictly_within_any(a, rw) && std::find(rw.begin(), rw.end(), a) == rw.end() &&
+          !within_any(a, ro) && rules.visible(a)) {
+        pins.insert(a);
+      }
+    }
+  };
+  for (const auto& p : ro) {
+    if (rules.visible(p) && within_any(p, rw)) {
+      ops.push_back({MountKind::kRoBind, p});
+      pin_ancestors(p);
+    }
+  }
+  for (const auto& m : rules.masks) {
+    if (!rules.visible_above(m)) continue;
+    ops.push_back({mask_is_dir.count(m) ? MountKind::kMaskDir : MountKind::kMaskFile, m});
+    pin_ancestors(m);
+  }
+  for (const auto& c : carves) {
+    if (rules.deepest(c, true) == 1) ops.push_back({MountKind::kCarve, c, writable(c)});
+  }
+  for (const auto& p : pins) ops.push_back({MountKind::kPin, p});
+
+  std::sort(ops.begin(), ops.end(), [](const MountOp& a, const MountOp& b) {
+    int da = paths::depth(a.path), db = paths::depth(b.path);
+    if (da != db) return da < db;
+    if (kind_order(a.kind) != kind_order(b.kind)) return kind_order(a.kind) < kind_order(b.kind);
+    return a.path < b.path;
+  });
+  ops.erase(std::unique(ops.begin(), ops.end(),
+                        [](const MountOp& a, const MountOp& b) { return a.kind == b.kind && a.path == b.path; }),
+            ops.end());
+  for (auto& op : ops) {
+    if (op.kind != MountKind::kMaskDir) continue;
+    op.has_inner = std::any_of(ops.begin(), ops.end(), [&](const MountOp& o) {
+      return o.path != op.path && paths::is_within(o.path, op.path);
+    });
+  }
+  plan.mounts = std::move(ops);
+  return plan;
+}
+
+std::vector<std::string> render_args(const Plan& plan, const LinuxFacts& facts, const RunSpec& run) {
+  std::vector<std::string> a = {
+      // CVE-2017-5226: without a new session the command could push input into our terminal.
+      "--new-session", "--die-with-parent",
+      "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+  };
+  if (!run.share_net) a.push_back("--unshare-net");
+  bool v08 = facts.bwrap_version[0] > 0 || facts.bwrap_version[1] >= 8;
+  if (v08) a.push_back("--disable-userns");
+  a.insert(a.end(), {"--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                     "--perms", "1777", "--tmpfs", "/dev/shm"});
+  std::vector<std::string> remount;
+  for (const auto& op : plan.mounts) {
+    switch (op.kind) {
+      case MountKind::kRwBind:
+      case MountKind::kPin:
+        a.insert(a.end(), {"--bind", op.path, op.path});
+        break;
+      case MountKind::kCarve:
+        a.insert(a.end(), {op.writable ? "--bind" : "--ro-bind", op.path, op.path});
+        break;
+      case MountKind::kRoBind:
+        a.insert(a.end(), {"--ro-bind", op.path, op.path});
+        break;
+      case MountKind::kMaskDir:
+        a.insert(a.end(), {"--perms", op.has_inner ? "0711" : "0000", "--tmpfs", op.path});
+        remount.push_back(op.path);
+        break;
+      case MountKind::kMaskFile:
+        a.insert(a.end(), {"--ro-bind", facts.placeholder_file, op.path});
+        break;
+    }
+  }
+  for (const auto& r : remount) a.insert(a.end(), {"--remount-ro", r});
+  if (run.seccomp_fd >= 0) a.insert(a.end(), {"--seccomp", std::to_string(run.seccomp_fd)});
+  a.insert(a.end(), {"--chdir", run.cwd});
+  return a;
+}
+
+}  // namespace wb::lnx

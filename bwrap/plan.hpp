@@ -1,0 +1,74 @@
+#pragma once
+// The Linux planner: policy + probed facts -> the bubblewrap argument list. Pure: no system
+// calls, no environment, no clock; golden tests pin its output.
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/invocation.hpp"
+#include "core/policy.hpp"
+#include "core/result.hpp"
+
+namespace wb::lnx {
+
+enum class PathKind { kMissing, kFile, kDir, kOther };
+
+struct PathFact {
+  PathKind kind = PathKind::kMissing;  // of the resolved target
+  bool is_symlink = false;             // the path itself (or a component) is a symlink
+  std::string real;                    // resolved path; for a missing path, the path itself
+  std::string first_missing;           // for a missing path: its first component that is absent
+  bool creatable = true;               // for a missing path: its parent chain could be created
+};
+
+struct LinuxFacts {
+  std::string bwrap_path;
+  int bwrap_version[3] = {0, 0, 0};
+  std::string placeholder_file;  // an empty file with mode 0000, bound over unreadable files
+  std::map<std::string, PathFact> paths;  // every path the policy names, probed
+  std::set<std::string> stubs;            // paths that are this run's stubs (empty, ours)
+};
+
+enum class MountKind { kRwBind, kPin, kCarve, kRoBind, kMaskDir, kMaskFile };
+
+// One mount in the sandbox, as bubblewrap's SetupOp list: the order is the semantics.
+struct MountOp {
+  MountKind kind;
+  std::string path;
+  bool writable = false;   // for kCarve: re-bound writable
+  bool has_inner = false;  // for kMaskDir: something is re-bound below it
+};
+
+// A path that does not exist yet but must be guarded: the executor creates an empty stub for the
+// run (file or directory), re-probes, and plans again.
+struct StubRequest {
+  std::string path;
+  LeafType type;
+  std::string content;  // for a file stub
+};
+
+struct Plan {
+  std::vector<MountOp> mounts;
+  std::vector<StubRequest> stubs;  // non-empty: create these, re-probe, plan again
+  std::vector<std::string> warnings;
+};
+
+struct RunSpec {
+  std::vector<std::string> command;  // argv of the user command
+  std::string cwd;
+  std::vector<std::string> env;  // environment for the command, "K=V"
+  bool share_net = false;        // network rules off (not used yet: the proxy issue)
+  int seccomp_fd = -1;           // fd of a compiled filter, or -1
+};
+
+// Computes the ordered mount list, or the stubs needed first, or an error for a guard that cannot
+// be placed (a guarded symlink inside a writable tree).
+Result<Plan> plan_mounts(const FsPolicy& policy, const LinuxFacts& facts);
+
+// Renders the bwrap options for one run (given through `--args FD`; bwrap stops reading an --args
+// file at "--", so the command itself follows on the real command line).
+std::vector<std::string> render_args(const Plan& plan, const LinuxFacts& facts, const RunSpec& run);
+
+}  // namespace wb::lnx

@@ -1,0 +1,153 @@
+#include "bwrap/sandbox.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "bwrap/exec.hpp"
+#include "bwrap/facts.hpp"
+#include "bwrap/plan.hpp"
+#include "core/log.hpp"
+#include "core/paths.hpp"
+#include "core/sys/guards.hpp"
+#include "core/sys/scan.hpp"
+#include "core/sys/stubs.hpp"
+
+namespace wb::lnx {
+namespace {
+
+struct Prepared {
+  LinuxFacts facts;
+  Plan plan;
+  std::vector<std::string> git_dirs;
+  std::vector<std::string> scan_roots;
+};
+
+std::vector<std::string> effective_scan_roots(const FsPolicy& policy) {
+  std::vector<std::string> roots;
+  for (const auto& r : policy.scan_roots) {
+    std::string real = sys::real_path_or_empty(r);
+    if (real.empty() || !sys::is_dir(real)) continue;
+    roots.push_back(real);
+  }
+  std::sort(roots.begin(), roots.end());
+  roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+  std::vector<std::string> out;
+  for (const auto& r : roots) {
+    bool nested = std::any_of(out.begin(), out.end(), [&](const std::string& o) { return paths::is_within(r, o); });
+    if (!nested) out.push_back(r);
+  }
+  return out;
+}
+
+Result<std::vector<sys::ScanHit>> scan_all(const std::vector<std::string>& roots, const std::string& cache) {
+  std::vector<sys::ScanHit> hits;
+  for (const auto& r : roots) {
+    auto res = WB_TRY(sys::scan_tree(r, cache));
+    log::info(fmt::format("scanned {}: {} directories, {} read", log::quote(r), res.dirs_total, res.dirs_read));
+    hits.insert(hits.end(), res.hits.begin(), res.hits.end());
+  }
+  return hits;
+}
+
+// Probes, scans and plans; with a registry, creates the stubs the plan asks for and plans again.
+Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
+  Prepared p;
+  expand_read_globs(run.policy);
+  p.scan_roots = effective_scan_roots(run.policy);
+  auto hits = WB_TRY(scan_all(p.scan_roots, run.state.scan));
+  std::string ws_real = sys::real_path_or_empty(run.cwd);
+  auto guards = sys::guards_for_hits(hits, ws_real.empty() ? run.cwd : ws_real);
+  for (auto& g : guards.deny_write) run.policy.deny_write.push_back(std::move(g));
+  for (auto& w : guards.writable) run.policy.writable.push_back({w, false});
+  p.git_dirs = std::move(guards.git_dirs);
+
+  p.facts.bwrap_path = run.bwrap;
+  std::copy(std::begin(run.bwrap_version), std::end(run.bwrap_version), p.facts.bwrap_version);
+  p.facts.placeholder_file = run.state.placeholder;
+  for (int round = 0; round < 4; ++round) {
+    p.facts.paths.clear();
+    probe_policy_paths(run.policy, p.facts);
+    p.plan = WB_TRY(plan_mounts(run.policy, p.facts));
+    if (p.plan.stubs.empty() || !stubs) return p;
+    for (const auto& s : p.plan.stubs) {
+      p.facts.stubs.insert(s.path);
+      auto st = stubs->acquire(s.path, s.type, s.content);
+      if (!st) {
+        return make_error(ErrorKind::kSandboxFailed,
+                          fmt::format("cannot place a guard at \"{}\": {}", s.path, st.error().message));
+      }
+    }
+  }
+  return make_error(ErrorKind::kSandboxFailed, "internal: guards still missing after placing stubs");
+}
+
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == std::string::npos) {
+    return s;
+  }
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+void warn_new_repositories(const Prepared& before, const std::string& cache) {
+  auto hits = scan_all(before.scan_roots, cache);
+  if (!hits.ok()) return;
+  std::set<std::string> known(before.git_dirs.begin(), before.git_dirs.end());
+  for (const auto& h : *hits) {
+    if (h.name != ".git") continue;
+    std::string p = paths::join(h.dir, h.name);
+    if (!known.count(p)) {
+      log::warn(fmt::format("the command created the git repository \"{}\"; its hooks and config were "
+                            "writable during this run (they are protected from the next run on). "
+                            "Check them before running git there outside the sandbox",
+                            log::quote(p)));
+    }
+  }
+}
+
+}  // namespace
+
+Result<int> run_sandboxed(LinuxRun run) {
+  sys::StubRegistry stubs(run.state.stubs);
+  stubs.sweep();
+  Prepared p = WB_TRY(prepare(run, &stubs));
+  for (const auto& w : p.plan.warnings) log::warn(w);
+  RunSpec spec{run.command, run.cwd, run.env, false, -1};
+  ExecRequest req;
+  req.bwrap = run.bwrap;
+  req.args = render_args(p.plan, p.facts, spec);
+  req.command = run.command;
+  req.env = run.env;
+  req.timeout_seconds = run.timeout_seconds;
+  auto result = exec_bwrap(req);
+  stubs.release_all();
+  warn_new_repositories(p, run.state.scan);
+  return result;
+}
+
+Result<std::string> describe_sandboxed(LinuxRun run) {
+  Prepared p = WB_TRY(prepare(run, nullptr));
+  std::string out;
+  for (const auto& s : p.plan.stubs) {
+    out += fmt::format("# stub ({}) created for the run: {}\n", s.type == LeafType::kDir ? "directory" : "file",
+                       shell_quote(s.path));
+  }
+  RunSpec spec{run.command, run.cwd, run.env, false, -1};
+  out += shell_quote(run.bwrap);
+  for (const auto& a : render_args(p.plan, p.facts, spec)) out += " " + shell_quote(a);
+  out += " --";
+  for (const auto& a : run.command) out += " " + shell_quote(a);
+  out += "\n";
+  return out;
+}
+
+}  // namespace wb::lnx

@@ -1,0 +1,77 @@
+// `wavebox doctor`: what this machine offers the sandbox, and the effective policy.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/options.hpp"
+#include "cli/setup.hpp"
+#include "core/log.hpp"
+#include "core/sys/platform.hpp"
+
+namespace wb::cli {
+
+int cmd_doctor(const Options& o) {
+  auto env = load_environment(o);
+  if (!env.ok()) return report_error(env.error());
+  const Settings& s = env->settings;
+  auto state = sys::ensure_state_dir();
+  auto plat = sys::probe_platform();
+  auto bwrap = sys::probe_bwrap(s.sandbox.bwrap_path.value_or(""), "");
+  std::string userns = sys::probe_userns();
+  std::string seccomp = sys::probe_seccomp();
+  bool linux_like = plat.platform == sys::Platform::kLinux || plat.platform == sys::Platform::kWsl2;
+  bool usable = linux_like && !bwrap.path.empty() && userns.empty() && seccomp.empty() && state.ok();
+
+  nlohmann::json j;
+  j["platform"] = sys::platform_name(plat.platform);
+  j["kernel"] = plat.kernel;
+  j["bwrap"] = {{"path", bwrap.path}, {"version", bwrap.version_text},
+                {"found", !bwrap.path.empty()},
+                {"hint", bwrap.path.empty() ? "apt-get install bubblewrap (Debian/Ubuntu), dnf install bubblewrap (Fedora)" : ""}};
+  j["userNamespaces"] = {{"ok", userns.empty()}, {"reason", userns}};
+  j["seccomp"] = {{"ok", seccomp.empty()}, {"reason", seccomp}};
+  j["stateDir"] = state.ok() ? state->root : state.error().message;
+  j["sandboxUsable"] = usable;
+  j["settingsFiles"] = env->read_files;
+  j["builtinDefaultProfile"] = s.builtin_default;
+  j["policy"] = {{"enabled", s.sandbox.enabled},
+                 {"mode", mode_name(s.sandbox.mode)},
+                 {"failIfUnavailable", s.sandbox.fail_if_unavailable}};
+  if (state.ok()) {
+    auto pol = make_fs_policy(s.sandbox, policy_context(*env, *state, o), o.network_only);
+    nlohmann::json w = nlohmann::json::array(), dw = nlohmann::json::array(), dr = nlohmann::json::array();
+    for (const auto& x : pol.writable) w.push_back(x.path);
+    for (const auto& x : pol.deny_write) dw.push_back(x.path);
+    for (const auto& x : pol.deny_read) dr.push_back(x.path);
+    j["policy"]["filesystem"] = {{"enabled", pol.enabled}, {"writable", w}, {"denyWrite", dw}, {"denyRead", dr},
+                                 {"allowRead", pol.allow_read}};
+    j["policy"]["network"] = {{"allowedDomains", s.sandbox.network.allowed_domains},
+                              {"deniedDomains", s.sandbox.network.denied_domains}};
+  }
+  if (o.json) {
+    std::printf("%s\n", j.dump(2).c_str());
+    return 0;
+  }
+  auto mark = [](bool ok) { return ok ? "ok  " : "FAIL"; };
+  std::printf("wavebox doctor\n");
+  std::printf("  platform        %s (%s)\n", j["platform"].get<std::string>().c_str(), plat.kernel.c_str());
+  std::printf("  [%s] bubblewrap  %s\n", mark(!bwrap.path.empty()),
+              bwrap.path.empty() ? "not found: apt-get install bubblewrap (Debian/Ubuntu), dnf install bubblewrap (Fedora)"
+                                 : fmt::format("{} ({})", bwrap.path, bwrap.version_text).c_str());
+  std::printf("  [%s] user namespaces %s\n", mark(userns.empty()), userns.empty() ? "usable" : userns.c_str());
+  std::printf("  [%s] seccomp     %s\n", mark(seccomp.empty()), seccomp.empty() ? "supported" : seccomp.c_str());
+  std::printf("  [%s] state dir   %s\n", mark(state.ok()), j["stateDir"].get<std::string>().c_str());
+  std::printf("  sandbox usable  %s\n", usable ? "yes" : "no");
+  std::printf("  settings        %s\n", s.builtin_default ? "built-in default profile" : "");
+  for (const auto& f : env->read_files) std::printf("                  %s\n", f.c_str());
+  std::printf("  sandbox.enabled %s, mode %s\n", s.sandbox.enabled ? "true" : "false", mode_name(s.sandbox.mode));
+  if (j["policy"].contains("filesystem")) {
+    std::printf("  writable:\n");
+    for (const auto& x : j["policy"]["filesystem"]["writable"]) std::printf("    %s\n", x.get<std::string>().c_str());
+    std::printf("  unreadable:\n");
+    for (const auto& x : j["policy"]["filesystem"]["denyRead"]) std::printf("    %s\n", x.get<std::string>().c_str());
+  }
+  return 0;
+}
+
+}  // namespace wb::cli

@@ -1,0 +1,59 @@
+// wavebox: run a shell command in an OS sandbox. Argument parsing (CLI11) lives only here.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "cli/options.hpp"
+#include "core/log.hpp"
+
+namespace {
+
+void add_common(CLI::App* sub, wb::cli::Options& o) {
+  sub->add_option("--settings", o.settings_files, "settings file (repeatable; later files win)");
+  sub->add_option("--cwd", o.cwd, "the workspace (default: the current directory)");
+  sub->add_flag("--dangerously-disable-sandbox", o.disable_sandbox,
+                "run unsandboxed if sandbox.allowUnsandboxedCommands allows it");
+  sub->add_option("--allow-write", o.allow_write, "an extra writable path (repeatable)");
+  sub->add_flag("--network-only", o.network_only, "filesystem rules off, network rules on");
+  sub->add_option("--report-json", o.report_json, "write a JSON report to FILE or fd:N");
+  sub->add_flag("--approve", o.approve, "the caller already has the user's approval for an ask rule");
+  sub->add_flag("-v,--verbose", o.verbose, "say what wavebox does");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"wavebox: run shell commands in an OS sandbox (bubblewrap on Linux, Seatbelt on macOS)"};
+  app.set_version_flag("--version", "wavebox 0.1.0");
+  app.require_subcommand(1);
+  wb::cli::Options o;
+
+  auto* run = app.add_subcommand("run", "run a command sandboxed");
+  add_common(run, o);
+  run->add_option("-c", o.shell_command, "run this string through bash (or /bin/sh)");
+  run->add_option("command", o.command, "the command and its arguments (after --)");
+  auto* wrap = app.add_subcommand("wrap", "print the sandboxed invocation, run nothing");
+  add_common(wrap, o);
+  wrap->add_option("-c", o.shell_command, "a shell string instead of a command");
+  wrap->add_option("command", o.command, "the command and its arguments (after --)");
+  auto* doctor = app.add_subcommand("doctor", "platform and dependency report");
+  add_common(doctor, o);
+  doctor->add_flag("--json", o.json, "machine-readable output");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    wb::log::error(e.what());
+    return 125;
+  }
+  wb::log::set_verbose(o.verbose);
+  if (run->parsed()) return wb::cli::cmd_run(o);
+  if (wrap->parsed()) return wb::cli::cmd_wrap(o);
+  if (doctor->parsed()) return wb::cli::cmd_doctor(o);
+  return 125;
+}

@@ -1,0 +1,27 @@
+#pragma once
+// The parsed command line shared by the subcommands.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wb::cli {
+
+struct Options {
+  std::vector<std::string> settings_files;
+  std::string cwd;
+  bool disable_sandbox = false;
+  std::vector<std::string> allow_write;
+  bool network_only = false;
+  std::string report_json;
+  bool approve = false;
+  bool verbose = false;
+  bool json = false;  // doctor --json
+  std::optional<std::string> shell_command;  // -c
+  std::vector<std::string> command;
+};
+
+int cmd_run(const Options& o);
+int cmd_wrap(const Options& o);
+int cmd_doctor(const Options& o);
+
+}  // namespace wb::cli

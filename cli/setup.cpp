@@ -1,0 +1,82 @@
+#include "cli/setup.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/log.hpp"
+#include "core/paths.hpp"
+
+namespace wb::cli {
+
+int report_error(const Error& e) {
+  switch (e.kind) {
+    case ErrorKind::kNotFound:
+    case ErrorKind::kNotExecutable:
+      std::fprintf(stderr, "wavebox: %s\n", e.message.c_str());
+      return e.kind == ErrorKind::kNotFound ? 127 : 126;
+    default:
+      log::error(e.message);
+      return 125;
+  }
+}
+
+Result<Environment> load_environment(const Options& o) {
+  Environment env;
+  env.home = sys::home_dir();
+  std::string caller_cwd = sys::current_dir();
+  if (caller_cwd.empty()) {
+    return make_error(ErrorKind::kUsage, "the current directory no longer exists; pass --cwd");
+  }
+  std::string cwd = o.cwd.empty() ? caller_cwd : paths::resolve(o.cwd, env.home, caller_cwd);
+  if (!sys::is_dir(cwd)) return make_error(ErrorKind::kUsage, fmt::format("--cwd \"{}\" is not a directory", cwd));
+  env.cwd = cwd;
+
+  std::vector<std::string> files;
+  if (!o.settings_files.empty()) {
+    for (const auto& f : o.settings_files) files.push_back(paths::resolve(f, env.home, caller_cwd));
+  } else {
+    for (const auto& f : {paths::join(env.home, ".wave/settings.json"), paths::join(cwd, ".wave/settings.json"),
+                          paths::join(cwd, ".wave/settings.local.json")}) {
+      if (sys::exists(f)) files.push_back(f);
+    }
+  }
+  std::vector<SettingsSource> sources;
+  for (const auto& f : files) {
+    auto text = sys::read_file(f);
+    if (!text.ok()) {
+      return make_error(ErrorKind::kSettings, fmt::format("settings file \"{}\": {}", f, text.error().message));
+    }
+    std::string real = sys::real_path_or_empty(f);
+    sources.push_back({f, std::move(*text)});
+    env.read_files.push_back(f);
+    env.guarded_files.push_back(f);
+    if (!real.empty() && real != f) env.guarded_files.push_back(real);
+  }
+  // FS-4: every settings file wavebox would discover is protected, existing or not.
+  for (const auto& f : {paths::join(env.home, ".wave/settings.json"), paths::join(cwd, ".wave/settings.json"),
+                        paths::join(cwd, ".wave/settings.local.json")}) {
+    env.guarded_files.push_back(f);
+  }
+  if (sources.empty()) {
+    env.settings = default_settings();
+  } else {
+    env.settings = WB_TRY(load_settings(sources, env.home));
+  }
+  return env;
+}
+
+PolicyContext policy_context(const Environment& env, const sys::StateDir& state, const Options& o) {
+  PolicyContext ctx;
+  ctx.home = env.home;
+  ctx.workspace = env.cwd;
+  ctx.tmpdir = state.tmp;
+  ctx.state_dir = state.root;
+  ctx.settings_files = env.guarded_files;
+  std::string caller_cwd = sys::current_dir();
+  for (const auto& w : o.allow_write) ctx.extra_writable.push_back(paths::resolve(w, env.home, caller_cwd));
+  return ctx;
+}
+
+}  // namespace wb::cli

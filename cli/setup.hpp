@@ -1,0 +1,27 @@
+#pragma once
+// Shared by the subcommands: settings discovery and loading, the policy context, error exits.
+#include <string>
+#include <vector>
+
+#include "cli/options.hpp"
+#include "core/policy.hpp"
+#include "core/result.hpp"
+#include "core/settings.hpp"
+#include "core/sys/fs.hpp"
+
+namespace wb::cli {
+
+struct Environment {
+  Settings settings;
+  std::string cwd;   // the workspace, absolute
+  std::string home;
+  std::vector<std::string> read_files;     // settings files read
+  std::vector<std::string> guarded_files;  // read or discoverable: write-protected
+};
+
+Result<Environment> load_environment(const Options& o);
+PolicyContext policy_context(const Environment& env, const sys::StateDir& state, const Options& o);
+// Prints "wavebox: error: ..." and returns the exit status for the error's kind.
+int report_error(const Error& e);
+
+}  // namespace wb::cli

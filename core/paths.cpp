@@ -1,0 +1,81 @@
+// pure
+#include "core/paths.hpp"
+
+namespace wb::paths {
+
+std::string normalize(std::string_view path) {
+  std::vector<std::string_view> parts;
+  size_t i = 0;
+  while (i < path.size()) {
+    while (i < path.size() && path[i] == '/') ++i;
+    size_t j = i;
+    while (j < path.size() && path[j] != '/') ++j;
+    std::string_view part = path.substr(i, j - i);
+    if (part.empty() || part == ".") {
+      // skip
+    } else if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else {
+      parts.push_back(part);
+    }
+    i = j;
+  }
+  if (parts.empty()) return "/";
+  std::string out;
+  for (auto p : parts) {
+    out += '/';
+    out += p;
+  }
+  return out;
+}
+
+std::string resolve(std::string_view raw, std::string_view home, std::string_view base_dir) {
+  if (raw == "~") return normalize(home);
+  if (raw.substr(0, 2) == "~/") return normalize(std::string(home) + "/" + std::string(raw.substr(2)));
+  if (!raw.empty() && raw[0] == '/') return normalize(raw);  // "//x" is "/x" too
+  return normalize(std::string(base_dir) + "/" + std::string(raw));
+}
+
+bool is_within(std::string_view path, std::string_view root) {
+  if (root == "/") return !path.empty() && path[0] == '/';
+  if (path.size() < root.size() || path.substr(0, root.size()) != root) return false;
+  return path.size() == root.size() || path[root.size()] == '/';
+}
+
+int depth(std::string_view path) {
+  int n = 0;
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (path[i] == '/' && i + 1 < path.size()) ++n;
+  }
+  return n;
+}
+
+std::string parent(std::string_view path) {
+  auto pos = path.rfind('/');
+  if (pos == std::string_view::npos || pos == 0) return "/";
+  return std::string(path.substr(0, pos));
+}
+
+std::string basename(std::string_view path) {
+  auto pos = path.rfind('/');
+  return std::string(pos == std::string_view::npos ? path : path.substr(pos + 1));
+}
+
+std::string join(std::string_view dir, std::string_view name) {
+  if (dir == "/") return "/" + std::string(name);
+  return std::string(dir) + "/" + std::string(name);
+}
+
+std::vector<std::string> ancestors(std::string_view path) {
+  std::vector<std::string> out;
+  if (path == "/") return out;
+  out.push_back("/");
+  for (size_t i = 1; i < path.size(); ++i) {
+    if (path[i] == '/') out.emplace_back(path.substr(0, i));
+  }
+  return out;
+}
+
+bool has_glob(std::string_view path) { return path.find_first_of("*?[") != std::string_view::npos; }
+
+}  // namespace wb::paths

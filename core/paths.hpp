@@ -1,0 +1,26 @@
+#pragma once
+// Pure path arithmetic on absolute POSIX paths: no file system access.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wb::paths {
+
+// Lexically normalises an absolute path: collapses "//", ".", "..", drops a trailing "/".
+std::string normalize(std::string_view path);
+// Resolves a settings path: "~" and "~/x" against home, "//x" and "/x" as absolute, anything else
+// relative to base_dir. The result is normalised.
+std::string resolve(std::string_view raw, std::string_view home, std::string_view base_dir);
+// True when path equals root or lies below it (both normalised).
+bool is_within(std::string_view path, std::string_view root);
+// Number of components: "/" is 0, "/a" is 1, "/a/b" is 2.
+int depth(std::string_view path);
+std::string parent(std::string_view path);
+std::string basename(std::string_view path);
+std::string join(std::string_view dir, std::string_view name);
+// Every proper ancestor of path, from "/" down to its parent.
+std::vector<std::string> ancestors(std::string_view path);
+// True when the path holds a glob metacharacter (* ? [).
+bool has_glob(std::string_view path);
+
+}  // namespace wb::paths

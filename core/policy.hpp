@@ -1,0 +1,57 @@
+#pragma once
+// The filesystem policy: which paths the sandbox may write, may not write, may not read.
+// Built from settings and the run's context; pure.
+#include <string>
+#include <vector>
+
+#include "core/settings.hpp"
+
+namespace wb {
+
+enum class LeafType { kFile, kDir };
+
+// A path that must never be written (FS-4) or read (denyRead), with the type a stub for it takes
+// when it does not exist yet.
+struct GuardedPath {
+  std::string path;
+  LeafType type = LeafType::kFile;
+  bool stub_if_missing = true;  // protect it even if it does not exist (a stub is placed)
+  std::string stub_content;     // what a file stub holds (git needs ".\n" in a commondir stub)
+};
+
+struct WritableRoot {
+  std::string path;
+  bool optional = false;  // a default (package cache): skipped silently when missing
+};
+
+struct PolicyContext {
+  std::string home;
+  std::string workspace;  // the command's working directory
+  std::string tmpdir;     // wavebox's per-user temp dir, writable, exported as TMPDIR
+  std::string state_dir;  // wavebox's own state (caches, stubs): never writable inside
+  std::vector<std::string> settings_files;  // read or discoverable: always write-protected
+  std::vector<std::string> extra_writable;  // --allow-write
+};
+
+struct FsPolicy {
+  bool enabled = true;  // false: filesystem rules off (network-only)
+  std::vector<WritableRoot> writable;
+  std::vector<GuardedPath> deny_write;  // user denyWrite plus the FS-4 set
+  std::vector<GuardedPath> deny_read;   // may hold globs until the probe expands them
+  std::vector<std::string> allow_read;  // may hold globs until the probe expands them
+  std::vector<std::string> scan_roots;  // trees searched for nested protected names (FS-4)
+  std::vector<std::string> warnings;
+};
+
+FsPolicy make_fs_policy(const SandboxSettings& settings, const PolicyContext& ctx, bool network_only);
+
+// Shell startup files guarded in home and in the workspace root.
+const std::vector<std::string>& shell_startup_files();
+// Guarded entries relative to any directory that holds `name` (".vscode", ".claude", ...):
+// returns the guarded paths below dir for a hit of `name` there. Empty for other names.
+std::vector<GuardedPath> guarded_for_entry(const std::string& dir, const std::string& name,
+                                           bool stub_missing);
+// The names the workspace scan looks for at any depth.
+bool is_scanned_name(const std::string& name);
+
+}  // namespace wb

@@ -1,0 +1,400 @@
+// pure: parsing, validation and merging of settings text.
+#include "core/settings.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "core/paths.hpp"
+
+namespace wb {
+namespace {
+
+using json = nlohmann::json;
+
+enum class Type {
+  kBool, kPort, kPositiveInt, kPositiveNumber, kString, kPath, kStringList, kPathList,
+  kPlatformList, kMode, kIgnoreMap, kObject,
+};
+
+struct Field {
+  const char* name;
+  Type type;
+  const std::vector<Field>* children = nullptr;
+};
+
+const std::vector<Field> kNetworkFields = {
+    {"allowedDomains", Type::kStringList},   {"deniedDomains", Type::kStringList},
+    {"allowUnixSockets", Type::kPathList},   {"allowAllUnixSockets", Type::kBool},
+    {"allowLocalBinding", Type::kBool},      {"httpProxyPort", Type::kPort},
+    {"socksProxyPort", Type::kPort},
+};
+const std::vector<Field> kFilesystemFields = {
+    {"allowWrite", Type::kPathList}, {"denyWrite", Type::kPathList},
+    {"denyRead", Type::kPathList},   {"allowRead", Type::kPathList},
+    {"disabled", Type::kBool},
+};
+const std::vector<Field> kResourceFields = {
+    {"timeoutSeconds", Type::kPositiveNumber},
+    {"memoryMB", Type::kPositiveInt},
+    {"pids", Type::kPositiveInt},
+    {"cpuSeconds", Type::kPositiveInt},
+};
+const std::vector<Field> kSandboxFields = {
+    {"enabled", Type::kBool},
+    {"failIfUnavailable", Type::kBool},
+    {"enabledPlatforms", Type::kPlatformList},
+    {"autoAllowBashIfSandboxed", Type::kBool},
+    {"allowUnsandboxedCommands", Type::kBool},
+    {"excludedCommands", Type::kStringList},
+    {"ignoreViolations", Type::kIgnoreMap},
+    {"network", Type::kObject, &kNetworkFields},
+    {"filesystem", Type::kObject, &kFilesystemFields},
+    {"enableWeakerNestedSandbox", Type::kBool},
+    {"bwrapPath", Type::kPath},
+    {"mode", Type::kMode},
+    {"resources", Type::kObject, &kResourceFields},
+};
+const std::vector<Field> kPermissionFields = {
+    {"allow", Type::kStringList},
+    {"deny", Type::kStringList},
+    {"ask", Type::kStringList},
+};
+
+const char* type_text(Type t) {
+  switch (t) {
+    case Type::kBool: return "a boolean";
+    case Type::kPort: return "a port number (1-65535)";
+    case Type::kPositiveInt: return "a positive integer";
+    case Type::kPositiveNumber: return "a positive number";
+    case Type::kString: return "a string";
+    case Type::kPath: return "a path string";
+    case Type::kStringList:
+    case Type::kPathList: return "an array of strings";
+    case Type::kPlatformList: return "an array of \"macos\", \"linux\", \"wsl\"";
+    case Type::kMode: return "one of \"strict\", \"compat\", \"permissive\"";
+    case Type::kIgnoreMap: return "an object mapping command patterns to arrays of strings";
+    case Type::kObject: return "an object";
+  }
+  return "?";
+}
+
+const char* json_kind(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+    case json::value_t::number_float: return "a number";
+    case json::value_t::string: return "a string";
+    case json::value_t::array: return "an array";
+    case json::value_t::object: return "an object";
+    default: return "something else";
+  }
+}
+
+bool all_strings(const json& v) {
+  return v.is_array() && std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_string(); });
+}
+
+bool type_ok(const json& v, Type t) {
+  switch (t) {
+    case Type::kBool: return v.is_boolean();
+    case Type::kPort:
+      return v.is_number_integer() && v.get<long long>() >= 1 && v.get<long long>() <= 65535;
+    case Type::kPositiveInt: return v.is_number_integer() && v.get<long long>() > 0;
+    case Type::kPositiveNumber: return v.is_number() && v.get<double>() > 0;
+    case Type::kString:
+    case Type::kPath: return v.is_string() && !v.get<std::string>().empty();
+    case Type::kStringList:
+    case Type::kPathList: return all_strings(v);
+    case Type::kPlatformList:
+      return all_strings(v) && std::all_of(v.begin(), v.end(), [](const json& e) {
+               auto s = e.get<std::string>();
+               return s == "macos" || s == "linux" || s == "wsl";
+             });
+    case Type::kMode:
+      return v.is_string() && (v == "strict" || v == "compat" || v == "permissive");
+    case Type::kIgnoreMap:
+      return v.is_object() &&
+             std::all_of(v.begin(), v.end(), [](const json& e) { return all_strings(e); });
+    case Type::kObject: return v.is_object();
+  }
+  return false;
+}
+
+// Checks one object against its field table. Unknown keys are warnings (they may be a
+// misspelled restriction); wrong types are errors naming the file and the key path.
+Status validate(const json& obj, const std::vector<Field>& fields, const std::string& where,
+                const std::string& file, std::vector<std::string>& warnings) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    std::string key_path = where + "." + it.key();
+    auto f = std::find_if(fields.begin(), fields.end(),
+                          [&](const Field& x) { return it.key() == x.name; });
+    if (f == fields.end()) {
+      warnings.push_back(fmt::format("{}: unknown key \"{}\" is ignored", file, key_path));
+      continue;
+    }
+    if (!type_ok(it.value(), f->type)) {
+      return make_error(ErrorKind::kSettings,
+                        fmt::format("{}: \"{}\" must be {}, got {}", file, key_path,
+                                    type_text(f->type), json_kind(it.value())));
+    }
+    if (f->type == Type::kObject) {
+      auto st = validate(it.value(), *f->children, key_path, file, warnings);
+      if (!st) return st;
+    }
+  }
+  return ok_status();
+}
+
+void resolve_list(json& arr, const std::string& home, const std::string& dir) {
+  for (auto& e : arr) e = paths::resolve(e.get<std::string>(), home, dir);
+}
+
+// Edit(path) and Read(path) carry a path that resolves like a filesystem setting.
+void resolve_rules(json& arr, const std::string& home, const std::string& dir) {
+  for (auto& e : arr) {
+    std::string s = e.get<std::string>();
+    for (const char* tool : {"Edit(", "Read(", "Write("}) {
+      std::string t = tool;
+      if (s.size() > t.size() + 1 && s.compare(0, t.size(), t) == 0 && s.back() == ')') {
+        std::string inner = s.substr(t.size(), s.size() - t.size() - 1);
+        e = t + paths::resolve(inner, home, dir) + ")";
+        break;
+      }
+    }
+  }
+}
+
+// Claude Code merge semantics: objects merge deeply, arrays concatenate without duplicates,
+// scalars take the later value.
+void merge_into(json& base, const json& over) {
+  if (!base.is_object() || !over.is_object()) {
+    base = over;
+    return;
+  }
+  for (auto it = over.begin(); it != over.end(); ++it) {
+    auto found = base.find(it.key());
+    if (found == base.end()) {
+      base[it.key()] = it.value();
+    } else if (found->is_object() && it->is_object()) {
+      merge_into(*found, *it);
+    } else if (found->is_array() && it->is_array()) {
+      for (const auto& e : *it) {
+        if (std::find(found->begin(), found->end(), e) == found->end()) found->push_back(e);
+      }
+    } else {
+      *found = *it;
+    }
+  }
+}
+
+std::pair<size_t, size_t> line_col(const std::string& text, size_t byte) {
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < text.size() && i + 1 < byte; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return {line, col};
+}
+
+std::vector<std::string> strings(const json& obj, const char* key) {
+  std::vector<std::string> out;
+  auto it = obj.find(key);
+  if (it != obj.end()) {
+    for (const auto& e : *it) out.push_back(e.get<std::string>());
+  }
+  return out;
+}
+
+template <class T>
+void get_if(const json& obj, const char* key, T& out) {
+  auto it = obj.find(key);
+  if (it != obj.end()) out = it->get<T>();
+}
+
+template <class T>
+void get_opt(const json& obj, const char* key, std::optional<T>& out) {
+  auto it = obj.find(key);
+  if (it != obj.end()) out = it->get<T>();
+}
+
+Settings convert(const json& merged) {
+  Settings s;
+  static const json kEmpty = json::object();
+  const json& sb = merged.contains("sandbox") ? merged["sandbox"] : kEmpty;
+  auto& o = s.sandbox;
+  get_if(sb, "enabled", o.enabled);
+  get_if(sb, "failIfUnavailable", o.fail_if_unavailable);
+  if (sb.contains("enabledPlatforms")) o.enabled_platforms = strings(sb, "enabledPlatforms");
+  get_if(sb, "autoAllowBashIfSandboxed", o.auto_allow_bash_if_sandboxed);
+  get_if(sb, "allowUnsandboxedCommands", o.allow_unsandboxed_commands);
+  o.excluded_commands = strings(sb, "excludedCommands");
+  if (sb.contains("ignoreViolations")) {
+    for (auto it = sb["ignoreViolations"].begin(); it != sb["ignoreViolations"].end(); ++it) {
+      o.ignore_violations[it.key()] = it->get<std::vector<std::string>>();
+    }
+  }
+  const json& net = sb.contains("network") ? sb["network"] : kEmpty;
+  o.network.allowed_domains = strings(net, "allowedDomains");
+  o.network.denied_domains = strings(net, "deniedDomains");
+  o.network.allow_unix_sockets = strings(net, "allowUnixSockets");
+  get_if(net, "allowAllUnixSockets", o.network.allow_all_unix_sockets);
+  get_if(net, "allowLocalBinding", o.network.allow_local_binding);
+  get_opt(net, "httpProxyPort", o.network.http_proxy_port);
+  get_opt(net, "socksProxyPort", o.network.socks_proxy_port);
+  const json& fs = sb.contains("filesystem") ? sb["filesystem"] : kEmpty;
+  o.filesystem.allow_write = strings(fs, "allowWrite");
+  o.filesystem.deny_write = strings(fs, "denyWrite");
+  o.filesystem.deny_read = strings(fs, "denyRead");
+  o.filesystem.allow_read = strings(fs, "allowRead");
+  get_if(fs, "disabled", o.filesystem.disabled);
+  get_if(sb, "enableWeakerNestedSandbox", o.enable_weaker_nested_sandbox);
+  get_opt(sb, "bwrapPath", o.bwrap_path);
+  if (sb.contains("mode")) {
+    auto m = sb["mode"].get<std::string>();
+    o.mode = m == "strict" ? Mode::kStrict : m == "permissive" ? Mode::kPermissive : Mode::kCompat;
+  }
+  const json& res = sb.contains("resources") ? sb["resources"] : kEmpty;
+  get_opt(res, "timeoutSeconds", o.resources.timeout_seconds);
+  get_opt(res, "memoryMB", o.resources.memory_mb);
+  get_opt(res, "pids", o.resources.pids);
+  get_opt(res, "cpuSeconds", o.resources.cpu_seconds);
+
+  const json& perm = merged.contains("permissions") ? merged["permissions"] : kEmpty;
+  s.permissions.allow = strings(perm, "allow");
+  s.permissions.deny = strings(perm, "deny");
+  s.permissions.ask = strings(perm, "ask");
+
+  // Edit()/Read() rules feed the filesystem policy (SPEC §2).
+  auto rule_path = [](const std::string& rule, const char* tool) -> std::optional<std::string> {
+    std::string t = tool;
+    if (rule.size() > t.size() + 1 && rule.compare(0, t.size(), t) == 0 && rule.back() == ')') {
+      return rule.substr(t.size(), rule.size() - t.size() - 1);
+    }
+    return std::nullopt;
+  };
+  auto add_unique = [](std::vector<std::string>& v, const std::string& x) {
+    if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+  };
+  for (const auto& r : s.permissions.allow) {
+    if (auto p = rule_path(r, "Edit(")) add_unique(o.filesystem.allow_write, *p);
+    if (auto p = rule_path(r, "Write(")) add_unique(o.filesystem.allow_write, *p);
+  }
+  for (const auto& r : s.permissions.deny) {
+    if (auto p = rule_path(r, "Edit(")) add_unique(o.filesystem.deny_write, *p);
+    if (auto p = rule_path(r, "Write(")) add_unique(o.filesystem.deny_write, *p);
+    if (auto p = rule_path(r, "Read(")) add_unique(o.filesystem.deny_read, *p);
+  }
+  return s;
+}
+
+}  // namespace
+
+Result<Settings> load_settings(const std::vector<SettingsSource>& sources, const std::string& home) {
+  json merged = json::object();
+  std::vector<std::string> warnings;
+  for (const auto& src : sources) {
+    const std::string& file = src.path;
+    bool blank = std::all_of(src.text.begin(), src.text.end(),
+                             [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; });
+    if (blank) {
+      return make_error(ErrorKind::kSettings, fmt::format("{}: the file is empty (expected a JSON object)", file));
+    }
+    json doc;
+    try {
+      doc = json::parse(src.text);
+    } catch (const json::parse_error& e) {
+      auto [line, col] = line_col(src.text, e.byte);
+      std::string what = e.what();
+      auto pos = what.find("parse error");
+      return make_error(ErrorKind::kSettings,
+                        fmt::format("{}:{}:{}: not valid JSON: {}", file, line, col,
+                                    pos == std::string::npos ? what : what.substr(pos)));
+    }
+    if (!doc.is_object()) {
+      return make_error(ErrorKind::kSettings,
+                        fmt::format("{}: the top level must be a JSON object, got {}", file, json_kind(doc)));
+    }
+    if (doc.contains("sandbox")) {
+      if (!doc["sandbox"].is_object()) {
+        return make_error(ErrorKind::kSettings,
+                          fmt::format("{}: \"sandbox\" must be an object, got {}", file, json_kind(doc["sandbox"])));
+      }
+      auto st = validate(doc["sandbox"], kSandboxFields, "sandbox", file, warnings);
+      if (!st) return st.error();
+    }
+    if (doc.contains("permissions")) {
+      if (!doc["permissions"].is_object()) {
+        return make_error(ErrorKind::kSettings,
+                          fmt::format("{}: \"permissions\" must be an object, got {}", file, json_kind(doc["permissions"])));
+      }
+      json only;
+      for (const char* k : {"allow", "deny", "ask"}) {
+        if (doc["permissions"].contains(k)) only[k] = doc["permissions"][k];
+      }
+      std::vector<std::string> ignored;  // other permissions keys belong to the host agent
+      auto st = validate(only, kPermissionFields, "permissions", file, ignored);
+      if (!st) return st.error();
+    }
+    std::string dir = paths::parent(file);
+    json kept = json::object();
+    if (doc.contains("sandbox")) {
+      kept["sandbox"] = doc["sandbox"];
+      json& sb = kept["sandbox"];
+      if (sb.contains("filesystem")) {
+        for (const char* k : {"allowWrite", "denyWrite", "denyRead", "allowRead"}) {
+          if (sb["filesystem"].contains(k)) resolve_list(sb["filesystem"][k], home, dir);
+        }
+      }
+      if (sb.contains("network") && sb["network"].contains("allowUnixSockets")) {
+        resolve_list(sb["network"]["allowUnixSockets"], home, dir);
+      }
+      if (sb.contains("bwrapPath")) sb["bwrapPath"] = paths::resolve(sb["bwrapPath"].get<std::string>(), home, dir);
+    }
+    if (doc.contains("permissions")) {
+      for (const char* k : {"allow", "deny", "ask"}) {
+        if (doc["permissions"].contains(k)) {
+          kept["permissions"][k] = doc["permissions"][k];
+          resolve_rules(kept["permissions"][k], home, dir);
+        }
+      }
+    }
+    merge_into(merged, kept);
+  }
+  Settings s = convert(merged);
+  s.warnings = std::move(warnings);
+  return s;
+}
+
+Settings default_settings() {
+  Settings s;
+  s.sandbox.enabled = true;
+  s.builtin_default = true;
+  return s;
+}
+
+const std::vector<std::string>& sensitive_home_paths() {
+  static const std::vector<std::string> k = {
+      ".ssh", ".aws", ".gnupg", ".config/gh", ".docker/config.json", ".kube", ".netrc",
+      ".git-credentials",
+  };
+  return k;
+}
+
+const char* mode_name(Mode m) {
+  switch (m) {
+    case Mode::kStrict: return "strict";
+    case Mode::kCompat: return "compat";
+    case Mode::kPermissive: return "permissive";
+  }
+  return "?";
+}
+
+}  // namespace wb

@@ -1,0 +1,87 @@
+#pragma once
+// The settings schema (Claude Code's `sandbox` and `permissions` sections plus wavebox's
+// additions), its validation, and the merge of several files into one value.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+
+namespace wb {
+
+enum class Mode { kStrict, kCompat, kPermissive };
+
+struct NetworkSettings {
+  std::vector<std::string> allowed_domains;
+  std::vector<std::string> denied_domains;
+  std::vector<std::string> allow_unix_sockets;
+  bool allow_all_unix_sockets = false;
+  bool allow_local_binding = false;
+  std::optional<int> http_proxy_port;
+  std::optional<int> socks_proxy_port;
+};
+
+// Paths here are already absolute: resolved against their settings file's directory.
+struct FilesystemSettings {
+  std::vector<std::string> allow_write;
+  std::vector<std::string> deny_write;
+  std::vector<std::string> deny_read;
+  std::vector<std::string> allow_read;
+  bool disabled = false;
+};
+
+struct ResourceSettings {
+  std::optional<double> timeout_seconds;
+  std::optional<long long> memory_mb;
+  std::optional<long long> pids;
+  std::optional<long long> cpu_seconds;
+};
+
+struct SandboxSettings {
+  bool enabled = false;
+  bool fail_if_unavailable = false;
+  std::optional<std::vector<std::string>> enabled_platforms;  // absent: every platform
+  bool auto_allow_bash_if_sandboxed = true;
+  bool allow_unsandboxed_commands = true;
+  std::vector<std::string> excluded_commands;
+  std::map<std::string, std::vector<std::string>> ignore_violations;
+  NetworkSettings network;
+  FilesystemSettings filesystem;
+  bool enable_weaker_nested_sandbox = false;
+  std::optional<std::string> bwrap_path;
+  Mode mode = Mode::kCompat;
+  ResourceSettings resources;
+};
+
+struct PermissionRules {
+  std::vector<std::string> allow;
+  std::vector<std::string> deny;
+  std::vector<std::string> ask;
+};
+
+struct SettingsSource {
+  std::string path;  // absolute path of the file, for messages and FS-4 protection
+  std::string text;  // its contents
+};
+
+struct Settings {
+  SandboxSettings sandbox;
+  PermissionRules permissions;
+  std::vector<std::string> warnings;  // unknown keys etc., to print once
+  bool builtin_default = false;       // no file was found: the built-in default profile
+};
+
+// Parses, validates and merges the sources in order (later wins). Relative filesystem paths and
+// Edit()/Read() rule paths resolve against each file's own directory; "~" against home.
+Result<Settings> load_settings(const std::vector<SettingsSource>& sources, const std::string& home);
+
+// The built-in default profile (SPEC §2): sandbox on, everything else at its default.
+Settings default_settings();
+
+// Credential locations whose reads are denied unless mode is permissive (relative to home).
+const std::vector<std::string>& sensitive_home_paths();
+
+const char* mode_name(Mode m);
+
+}  // namespace wb

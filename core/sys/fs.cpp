@@ -1,0 +1,158 @@
+#include "core/sys/fs.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <glob.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/paths.hpp"
+#include "core/sys/fd.hpp"
+
+namespace wb::sys {
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+Error sys_error(const std::string& call, const std::string& path, int err) {
+  return make_error(ErrorKind::kSystem, fmt::format("{}(\"{}\") failed: {}", call, path, errno_text(err)));
+}
+
+Result<std::string> read_file(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return sys_error("open", path, errno);
+  std::string out;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return sys_error("read", path, errno);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+Status write_file_atomic(const std::string& path, const std::string& data) {
+  std::string tmp = fmt::format("{}.{}.tmp", path, ::getpid());
+  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd.valid()) return sys_error("open", tmp, errno);
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::write(fd.get(), data.data() + off, data.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      ::unlink(tmp.c_str());
+      return sys_error("write", tmp, e);
+    }
+    off += static_cast<size_t>(n);
+  }
+  fd.reset();
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    return sys_error("rename", path, e);
+  }
+  return ok_status();
+}
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+bool is_dir(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string real_path_or_empty(const std::string& path) {
+  char buf[PATH_MAX];
+  if (::realpath(path.c_str(), buf) == nullptr) return {};
+  return buf;
+}
+
+std::string current_dir() {
+  char buf[PATH_MAX];
+  if (::getcwd(buf, sizeof buf) == nullptr) return {};
+  return buf;
+}
+
+std::string home_dir() {
+  if (const char* h = std::getenv("HOME"); h && *h == '/') return paths::normalize(h);
+  if (struct passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir) return paths::normalize(pw->pw_dir);
+  return "/";
+}
+
+std::string find_in_path(const std::string& name, const std::string& path_env) {
+  if (name.find('/') != std::string::npos) return name;
+  size_t i = 0;
+  std::string env = path_env.empty() ? "/usr/local/bin:/usr/bin:/bin" : path_env;
+  while (i <= env.size()) {
+    size_t j = env.find(':', i);
+    if (j == std::string::npos) j = env.size();
+    std::string dir = env.substr(i, j - i);
+    if (dir.empty()) dir = ".";
+    std::string cand = dir + "/" + name;
+    struct stat st;
+    if (::stat(cand.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(cand.c_str(), X_OK) == 0) {
+      return cand;
+    }
+    i = j + 1;
+  }
+  return {};
+}
+
+std::vector<std::string> expand_glob(const std::string& pattern) {
+  std::vector<std::string> out;
+  glob_t g{};
+  if (::glob(pattern.c_str(), GLOB_NOSORT, nullptr, &g) == 0) {
+    for (size_t i = 0; i < g.gl_pathc; ++i) out.push_back(paths::normalize(g.gl_pathv[i]));
+  }
+  ::globfree(&g);
+  return out;
+}
+
+namespace {
+Status ensure_private_dir(const std::string& path) {
+  if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) return sys_error("mkdir", path, errno);
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return sys_error("lstat", path, errno);
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0) {
+    return make_error(ErrorKind::kSandboxFailed,
+                      fmt::format("\"{}\" is not a private directory owned by this user (uid {}); "
+                                  "remove it and run again",
+                                  path, ::geteuid()));
+  }
+  return ok_status();
+}
+}  // namespace
+
+Result<StateDir> ensure_state_dir() {
+  StateDir s;
+  s.root = fmt::format("/tmp/wavebox-{}", ::geteuid());
+  s.tmp = s.root + "/tmp";
+  s.stubs = s.root + "/stubs";
+  s.scan = s.root + "/scan";
+  s.placeholder = s.root + "/unreadable";
+  for (const auto& d : {s.root, s.tmp, s.stubs, s.scan}) WB_TRY(ensure_private_dir(d));
+  struct stat st;
+  if (::lstat(s.placeholder.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & 07777) != 0 ||
+      st.st_size != 0) {
+    ::unlink(s.placeholder.c_str());
+    Fd fd(::open(s.placeholder.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0000));
+    if (!fd.valid()) return sys_error("open", s.placeholder, errno);
+    ::fchmod(fd.get(), 0000);
+  }
+  return s;
+}
+
+}  // namespace wb::sys

@@ -1,0 +1,39 @@
+#pragma once
+// File-system helpers with errors as values: reading files, probing paths, the per-user state
+// directory.
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+
+namespace wb::sys {
+
+std::string errno_text(int err);
+// "open(\"/x\") failed: Permission denied"
+Error sys_error(const std::string& call, const std::string& path, int err);
+
+Result<std::string> read_file(const std::string& path);
+Status write_file_atomic(const std::string& path, const std::string& data);
+bool exists(const std::string& path);
+bool is_dir(const std::string& path);
+std::string real_path_or_empty(const std::string& path);
+std::string current_dir();
+std::string home_dir();
+// Searches PATH like execvp; empty when not found.
+std::string find_in_path(const std::string& name, const std::string& path_env);
+// Expands a glob pattern to the existing paths it matches (no "**").
+std::vector<std::string> expand_glob(const std::string& pattern);
+
+// wavebox's per-user directory, /tmp/wavebox-UID, created 0700 and checked to be ours and not a
+// symlink (another user could have planted it). Holds tmp/ (the sandbox's TMPDIR), stubs/,
+// scan/, and an unreadable placeholder file.
+struct StateDir {
+  std::string root;
+  std::string tmp;
+  std::string stubs;
+  std::string scan;
+  std::string placeholder;
+};
+Result<StateDir> ensure_state_dir();
+
+}  // namespace wb::sys

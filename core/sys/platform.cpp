@@ -1,0 +1,147 @@
+#include "core/sys/platform.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sched.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/sys/fd.hpp"
+#include "core/sys/fs.hpp"
+
+namespace wb::sys {
+
+PlatformInfo probe_platform() {
+  PlatformInfo info;
+  struct utsname u;
+  if (::uname(&u) == 0) info.kernel = fmt::format("{} {}", u.sysname, u.release);
+#if defined(__APPLE__)
+  info.platform = Platform::kMacos;
+#elif defined(__linux__)
+  info.platform = Platform::kLinux;
+  if (auto v = read_file("/proc/version"); v.ok()) {
+    // WSL2 kernels say "microsoft-standard-WSL2"; WSL1 says "Microsoft" without WSL2.
+    if (v->find("WSL2") != std::string::npos || v->find("microsoft-standard") != std::string::npos) {
+      info.platform = Platform::kWsl2;
+    } else if (v->find("Microsoft") != std::string::npos) {
+      info.platform = Platform::kWsl1;
+    }
+  }
+#endif
+  return info;
+}
+
+const char* platform_name(Platform p) {
+  switch (p) {
+    case Platform::kLinux: return "linux";
+    case Platform::kWsl1: return "wsl1";
+    case Platform::kWsl2: return "wsl";
+    case Platform::kMacos: return "macos";
+    case Platform::kOther: return "other";
+  }
+  return "other";
+}
+
+std::string probe_userns() {
+  // The real test: a child tries to create a user namespace (AppArmor's
+  // apparmor_restrict_unprivileged_userns and container seccomp profiles only show this way).
+  pid_t pid = ::fork();
+  if (pid < 0) return fmt::format("fork failed: {}", errno_text(errno));
+  if (pid == 0) {
+    if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) ::_exit(errno & 0xff);
+    ::_exit(0);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
+  int err = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+  std::string why = fmt::format("creating a user namespace failed ({})", err ? errno_text(err) : "killed");
+  if (auto r = read_file("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); r.ok() && r->rfind("1", 0) == 0) {
+    why += "; AppArmor restricts unprivileged user namespaces "
+           "(kernel.apparmor_restrict_unprivileged_userns=1): allow bwrap with an AppArmor profile "
+           "or set the sysctl to 0";
+  } else if (auto m = read_file("/proc/sys/user/max_user_namespaces"); m.ok() && m->rfind("0", 0) == 0) {
+    why += "; user.max_user_namespaces is 0: set it to a positive number";
+  } else {
+    why += "; if this is a container, run it with user namespaces allowed";
+  }
+  return why;
+}
+
+std::string probe_seccomp() {
+  auto status = read_file("/proc/self/status");
+  if (!status.ok()) return "cannot read /proc/self/status";
+  if (status->find("\nSeccomp:") == std::string::npos) return "the kernel has no seccomp support";
+  return {};
+}
+
+namespace {
+void parse_version(const std::string& text, int out[3]) {
+  const char* p = text.c_str();
+  while (*p && (*p < '0' || *p > '9')) ++p;
+  std::sscanf(p, "%d.%d.%d", &out[0], &out[1], &out[2]);
+}
+
+std::string run_version(const std::string& bwrap) {
+  int pfd[2];
+  if (::pipe2(pfd, O_CLOEXEC) != 0) return {};
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(pfd[1], 1);
+    int devnull = ::open("/dev/null", O_WRONLY);
+    if (devnull >= 0) ::dup2(devnull, 2);
+    ::execl(bwrap.c_str(), bwrap.c_str(), "--version", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(pfd[1]);
+  Fd rd(pfd[0]);
+  std::string out;
+  char buf[256];
+  ssize_t n;
+  while ((n = ::read(rd.get(), buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)) {
+    if (n > 0) out.append(buf, static_cast<size_t>(n));
+  }
+  int st;
+  if (pid > 0) ::waitpid(pid, &st, 0);
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+}  // namespace
+
+BwrapInfo probe_bwrap(const std::string& explicit_path, const std::string& cache_file) {
+  BwrapInfo info;
+  std::string path = explicit_path;
+  if (path.empty()) {
+    const char* env = std::getenv("PATH");
+    path = find_in_path("bwrap", env ? env : "");
+  }
+  struct stat st;
+  if (path.empty() || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || ::access(path.c_str(), X_OK) != 0) {
+    return info;
+  }
+  info.path = path;
+  std::string key = fmt::format("{}\n{}\n{}\n{}\n", path, st.st_ino, st.st_mtim.tv_sec, st.st_size);
+  if (!cache_file.empty()) {
+    if (auto c = read_file(cache_file); c.ok() && c->rfind(key, 0) == 0) {
+      info.version_text = c->substr(key.size());
+    }
+  }
+  if (info.version_text.empty()) {
+    info.version_text = run_version(path);
+    if (!cache_file.empty() && !info.version_text.empty()) {
+      (void)write_file_atomic(cache_file, key + info.version_text);
+    }
+  }
+  parse_version(info.version_text, info.version);
+  return info;
+}
+
+}  // namespace wb::sys

@@ -1,0 +1,33 @@
+#pragma once
+// Probes of the machine: OS, WSL, user namespaces, seccomp, the bubblewrap binary.
+#include <string>
+
+#include "core/result.hpp"
+
+namespace wb::sys {
+
+enum class Platform { kLinux, kWsl1, kWsl2, kMacos, kOther };
+
+struct PlatformInfo {
+  Platform platform = Platform::kOther;
+  std::string kernel;  // uname -sr
+};
+
+PlatformInfo probe_platform();
+const char* platform_name(Platform p);  // "linux", "wsl", "wsl1", "macos", "other"
+
+// Empty when an unprivileged process can create a user namespace here; else the reason.
+std::string probe_userns();
+// Empty when the kernel supports seccomp filters; else the reason.
+std::string probe_seccomp();
+
+struct BwrapInfo {
+  std::string path;  // empty: not found
+  std::string version_text;
+  int version[3] = {0, 0, 0};
+};
+// Finds bwrap (explicit path, else PATH) and reads its version, cached by path/inode/mtime in
+// cache_file so a run does not spawn `bwrap --version` each time.
+BwrapInfo probe_bwrap(const std::string& explicit_path, const std::string& cache_file);
+
+}  // namespace wb::sys

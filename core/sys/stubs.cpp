@@ -1,0 +1,177 @@
+#include "core/sys/stubs.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "core/sys/fs.hpp"
+
+namespace wb::sys {
+namespace {
+
+std::string entry_name(const std::string& path) {
+  unsigned long long h = 1469598103934665603ULL;
+  for (unsigned char c : path) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+// Entry file: path NUL type NUL dev NUL ino NUL size NUL.
+struct Entry {
+  std::string path;
+  char type = 'f';
+  unsigned long long dev = 0, ino = 0, size = 0;
+};
+
+bool parse_entry(const std::string& data, Entry& e) {
+  std::vector<std::string> f;
+  size_t pos = 0;
+  while (pos < data.size()) {
+    size_t end = data.find('\0', pos);
+    if (end == std::string::npos) return false;
+    f.push_back(data.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  if (f.size() != 5 || f[1].size() != 1) return false;
+  e.path = f[0];
+  e.type = f[1][0];
+  e.dev = std::strtoull(f[2].c_str(), nullptr, 10);
+  e.ino = std::strtoull(f[3].c_str(), nullptr, 10);
+  e.size = std::strtoull(f[4].c_str(), nullptr, 10);
+  return true;
+}
+
+std::string read_fd(int fd) {
+  std::string out;
+  char buf[4096];
+  ::lseek(fd, 0, SEEK_SET);
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+// Removes the stub only if it is still the empty thing we made: the same inode, and for a file
+// the same size. Anything the host put there since (a real ~/.aws/credentials) stays.
+void remove_stub(const Entry& e) {
+  struct stat st;
+  if (::lstat(e.path.c_str(), &st) != 0) return;
+  if (st.st_dev != e.dev || st.st_ino != e.ino) return;
+  if (e.type == 'd') {
+    ::rmdir(e.path.c_str());  // fails, harmlessly, when not empty
+  } else if (S_ISREG(st.st_mode) && static_cast<unsigned long long>(st.st_size) == e.size) {
+    ::unlink(e.path.c_str());
+  }
+}
+
+}  // namespace
+
+Result<Fd> StubRegistry::lock_registry() {
+  std::string lock = dir_ + "/.lock";
+  Fd fd(::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd.valid()) return sys_error("open", lock, errno);
+  while (::flock(fd.get(), LOCK_EX) != 0) {
+    if (errno != EINTR) return sys_error("flock", lock, errno);
+  }
+  return fd;
+}
+
+Status StubRegistry::acquire(const std::string& path, LeafType type, const std::string& content) {
+  Fd reg = WB_TRY(lock_registry());
+  std::string entry = dir_ + "/" + entry_name(path);
+  Fd fd(::open(entry.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd.valid()) return sys_error("open", entry, errno);
+  if (::flock(fd.get(), LOCK_SH) != 0) return sys_error("flock", entry, errno);
+  Entry e;
+  struct stat st;
+  if (parse_entry(read_fd(fd.get()), e) && e.path == path && ::lstat(path.c_str(), &st) == 0 &&
+      st.st_ino == e.ino && st.st_dev == e.dev) {
+    held_.push_back({std::move(fd), entry});  // another live run's stub: share it
+    return ok_status();
+  }
+  e = Entry{path, type == LeafType::kDir ? 'd' : 'f'};
+  if (type == LeafType::kDir) {
+    if (::mkdir(path.c_str(), 0700) != 0) {
+      int err = errno;
+      ::unlink(entry.c_str());
+      if (err == EEXIST) return ok_status();  // appeared meanwhile: guarded as an existing path
+      return sys_error("mkdir", path, err);
+    }
+  } else {
+    Fd f(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (!f.valid()) {
+      int err = errno;
+      ::unlink(entry.c_str());
+      if (err == EEXIST) return ok_status();
+      return sys_error("create", path, err);
+    }
+    if (!content.empty() && ::write(f.get(), content.data(), content.size()) != static_cast<ssize_t>(content.size())) {
+      int err = errno;
+      ::unlink(path.c_str());
+      ::unlink(entry.c_str());
+      return sys_error("write", path, err);
+    }
+  }
+  if (::lstat(path.c_str(), &st) != 0) return sys_error("lstat", path, errno);
+  e.dev = st.st_dev;
+  e.ino = st.st_ino;
+  e.size = type == LeafType::kDir ? 0 : content.size();
+  std::string data = fmt::format("{}{}{}{}{}{}{}{}{}{}", e.path, '\0', e.type, '\0', e.dev, '\0', e.ino,
+                                 '\0', e.size, '\0');
+  if (::ftruncate(fd.get(), 0) != 0 || ::pwrite(fd.get(), data.data(), data.size(), 0) != static_cast<ssize_t>(data.size())) {
+    int err = errno;
+    remove_stub(e);
+    ::unlink(entry.c_str());
+    return sys_error("write", entry, err);
+  }
+  held_.push_back({std::move(fd), entry});
+  return ok_status();
+}
+
+void StubRegistry::remove_if_unused(Fd& lock, const std::string& entry) {
+  // Holding the registry lock, nobody can join this stub meanwhile; an exclusive lock succeeds
+  // only when no other run holds its shared one.
+  if (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) return;
+  Entry e;
+  if (parse_entry(read_fd(lock.get()), e)) remove_stub(e);
+  ::unlink(entry.c_str());
+}
+
+void StubRegistry::release_all() {
+  if (held_.empty()) return;
+  auto reg = lock_registry();
+  if (!reg.ok()) return;
+  // Newest first: a stub made inside another stub goes before its parent.
+  for (auto it = held_.rbegin(); it != held_.rend(); ++it) remove_if_unused(it->lock, it->entry);
+  held_.clear();
+}
+
+void StubRegistry::sweep() {
+  DIR* d = ::opendir(dir_.c_str());
+  if (!d) return;
+  std::vector<std::string> entries;
+  while (struct dirent* e = ::readdir(d)) {
+    if (e->d_name[0] != '.') entries.push_back(dir_ + "/" + e->d_name);
+  }
+  ::closedir(d);
+  if (entries.empty()) return;
+  auto reg = lock_registry();
+  if (!reg.ok()) return;
+  for (const auto& entry : entries) {
+    Fd fd(::open(entry.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
+    if (fd.valid()) remove_if_unused(fd, entry);
+  }
+}
+
+}  // namespace wb::sys

@@ -1,0 +1,45 @@
+// pure
+#include "seatbelt/profile.hpp"
+
+#include <fmt/format.h>
+
+namespace wb::seatbelt {
+
+Profile render_profile(const FsPolicy& policy) {
+  Profile p;
+  std::string& t = p.text;
+  t += "(version 1)\n(deny default)\n";
+  t += "(allow process-exec process-fork signal (target same-sandbox))\n";
+  t += "(allow sysctl-read mach-lookup ipc-posix-shm iokit-open pseudo-tty)\n";
+  t += "(allow file-ioctl (literal \"/dev/null\") (literal \"/dev/tty\"))\n";
+  t += "(allow file-read*)\n";
+  int i = 0;
+  for (const auto& g : policy.deny_read) {
+    std::string key = fmt::format("DENY_READ_{}", i++);
+    p.params.emplace_back(key, g.path);
+    t += fmt::format("(deny file-read* (subpath (param \"{}\")))\n", key);
+  }
+  i = 0;
+  for (const auto& a : policy.allow_read) {
+    std::string key = fmt::format("ALLOW_READ_{}", i++);
+    p.params.emplace_back(key, a);
+    t += fmt::format("(allow file-read* (subpath (param \"{}\")))\n", key);
+  }
+  i = 0;
+  for (const auto& w : policy.writable) {
+    std::string key = fmt::format("WRITABLE_ROOT_{}", i++);
+    p.params.emplace_back(key, w.path);
+    t += fmt::format("(allow file-write* (subpath (param \"{}\")))\n", key);
+  }
+  i = 0;
+  for (const auto& g : policy.deny_write) {
+    std::string key = fmt::format("DENY_WRITE_{}", i++);
+    p.params.emplace_back(key, g.path);
+    t += fmt::format("(deny file-write* (subpath (param \"{}\")))\n", key);
+  }
+  t += "(allow file-write-data (literal \"/dev/null\"))\n";
+  t += "(allow network-outbound (remote ip \"localhost:*\"))\n";
+  return p;
+}
+
+}  // namespace wb::seatbelt

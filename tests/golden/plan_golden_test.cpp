@@ -1,0 +1,225 @@
+// Golden tests of the Linux planner: facts are built by hand, the rendered bwrap argument list is
+// compared with tests/golden/*.txt. Regenerate with scripts/update-golden.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "bwrap/plan.hpp"
+#include "core/paths.hpp"
+
+using namespace wb;
+using namespace wb::lnx;
+
+namespace {
+
+void fact(LinuxFacts& f, const std::string& p, PathKind k, bool link = false, std::string real = "") {
+  PathFact pf;
+  pf.kind = k;
+  pf.is_symlink = link;
+  pf.real = real.empty() ? p : real;
+  if (k == PathKind::kMissing) pf.first_missing = p;
+  f.paths[p] = pf;
+}
+
+// Every path the policy names is missing unless the test says otherwise.
+void fill_missing(const FsPolicy& pol, LinuxFacts& f) {
+  auto miss = [&](const std::string& p) {
+    if (!f.paths.count(p)) {
+      PathFact pf;
+      pf.real = p;
+      pf.first_missing = p;
+      f.paths[p] = pf;
+    }
+  };
+  for (auto& w : pol.writable) miss(w.path);
+  for (auto& g : pol.deny_write) miss(g.path);
+  for (auto& g : pol.deny_read) miss(g.path);
+  for (auto& a : pol.allow_read) miss(a);
+}
+
+std::string render(const Plan& plan, const LinuxFacts& facts) {
+  RunSpec run{{"sh", "-c", "true"}, "/home/u/proj", {}, false, -1};
+  std::string out;
+  for (const auto& a : render_args(plan, facts, run)) out += a + "\n";
+  return out;
+}
+
+void check_golden(const std::string& name, const std::string& actual) {
+  std::string path = std::string(WAVEBOX_GOLDEN_DIR) + "/" + name + ".txt";
+  if (std::getenv("WAVEBOX_UPDATE_GOLDEN")) {
+    std::ofstream(path) << actual;
+    return;
+  }
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string expected = ss.str();
+  if (expected != actual) {
+    std::istringstream e(expected), a(actual);
+    std::string le, la;
+    int line = 1;
+    while (true) {
+      bool ge = static_cast<bool>(std::getline(e, le)), ga = static_cast<bool>(std::getline(a, la));
+      if (!ge && !ga) break;
+      if (le != la) {
+        UNSCOPED_INFO("first difference at line " << line << ": expected '" << le << "' got '" << la << "'");
+        break;
+      }
+      ++line;
+    }
+    UNSCOPED_INFO("whole generated text:\n" << actual);
+  }
+  CHECK(expected == actual);
+}
+
+FsPolicy base_policy() {
+  FsPolicy p;
+  p.writable = {{"/home/u/proj", false}, {"/tmp/wavebox-1000/tmp", false}, {"/home/u/.npm", true}};
+  p.deny_write = {{"/home/u/proj/.wave/settings.json", LeafType::kFile, true, ""},
+                  {"/home/u/.bashrc", LeafType::kFile, true, ""},
+                  {"/home/u/proj/.git/hooks", LeafType::kDir, true, ""},
+                  {"/home/u/proj/.git/config", LeafType::kFile, true, ""},
+                  {"/home/u/proj/.git/commondir", LeafType::kFile, true, ".\n"},
+                  {"/home/u/proj/sub/deep/.git/hooks", LeafType::kDir, true, ""}};
+  p.deny_read = {{"/home/u/.ssh", LeafType::kDir, true, ""}, {"/home/u/.netrc", LeafType::kFile, true, ""}};
+  p.allow_read = {"/home/u/.ssh/known_hosts"};
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("plan: default workspace with a repository, a nested repository and read masks") {
+  FsPolicy pol = base_policy();
+  LinuxFacts f;
+  f.bwrap_path = "/usr/bin/bwrap";
+  f.bwrap_version[1] = 8;
+  f.placeholder_file = "/tmp/wavebox-1000/unreadable";
+  fact(f, "/home/u/proj", PathKind::kDir);
+  fact(f, "/tmp/wavebox-1000/tmp", PathKind::kDir);
+  fact(f, "/home/u/proj/.wave/settings.json", PathKind::kFile);
+  fact(f, "/home/u/.bashrc", PathKind::kFile);
+  fact(f, "/home/u/proj/.git/hooks", PathKind::kDir);
+  fact(f, "/home/u/proj/.git/config", PathKind::kFile);
+  fact(f, "/home/u/proj/.git/commondir", PathKind::kFile);
+  fact(f, "/home/u/proj/sub/deep/.git/hooks", PathKind::kDir);
+  fact(f, "/home/u/.ssh", PathKind::kDir);
+  fact(f, "/home/u/.netrc", PathKind::kFile);
+  fact(f, "/home/u/.ssh/known_hosts", PathKind::kFile);
+  fill_missing(pol, f);
+  auto plan = plan_mounts(pol, f);
+  REQUIRE(plan.ok());
+  CHECK(plan->stubs.empty());
+  check_golden("plan_default", render(*plan, f));
+}
+
+TEST_CASE("plan: protected paths are re-bound read-only after their writable root, ancestors pinned") {
+  FsPolicy pol = base_policy();
+  pol.writable.push_back({"/home/u", false});
+  LinuxFacts f;
+  f.placeholder_file = "/ph";
+  for (auto p : {"/home/u", "/home/u/proj", "/tmp/wavebox-1000/tmp", "/home/u/proj/.git/hooks",
+                 "/home/u/proj/sub/deep/.git/hooks", "/home/u/.ssh"}) {
+    fact(f, p, PathKind::kDir);
+  }
+  for (auto p : {"/home/u/proj/.wave/settings.json", "/home/u/.bashrc", "/home/u/proj/.git/config",
+                 "/home/u/proj/.git/commondir", "/home/u/.netrc"}) {
+    fact(f, p, PathKind::kFile);
+  }
+  fill_missing(pol, f);
+  auto plan = plan_mounts(pol, f);
+  REQUIRE(plan.ok());
+  const auto& m = plan->mounts;
+  auto index = [&](MountKind k, const std::string& p) {
+    for (size_t i = 0; i < m.size(); ++i) {
+      if (m[i].kind == k && m[i].path == p) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  int home = index(MountKind::kRwBind, "/home/u");
+  int pin_git = index(MountKind::kPin, "/home/u/proj/.git");
+  int pin_sub = index(MountKind::kPin, "/home/u/proj/sub/deep");
+  int hooks = index(MountKind::kRoBind, "/home/u/proj/.git/hooks");
+  int bashrc = index(MountKind::kRoBind, "/home/u/.bashrc");
+  REQUIRE(home >= 0);
+  REQUIRE(pin_git >= 0);
+  REQUIRE(pin_sub >= 0);
+  REQUIRE(hooks >= 0);
+  REQUIRE(bashrc >= 0);
+  CHECK(home < bashrc);
+  CHECK(pin_git < hooks);
+  CHECK(index(MountKind::kPin, "/home/u/proj") == -1);  // a writable root is a mount already
+  CHECK(index(MountKind::kPin, "/home/u/proj/.wave") >= 0);
+  check_golden("plan_home_writable", render(*plan, f));
+}
+
+TEST_CASE("plan: a missing guard in a writable tree asks for a stub; outside it needs none") {
+  FsPolicy pol;
+  pol.writable = {{"/w", false}};
+  pol.deny_write = {{"/w/.vscode", LeafType::kDir, true, ""},
+                    {"/w/.wave/settings.json", LeafType::kFile, true, ""},
+                    {"/home/u/.wave/settings.json", LeafType::kFile, true, ""}};
+  LinuxFacts f;
+  fact(f, "/w", PathKind::kDir);
+  PathFact s;
+  s.real = "/w/.wave/settings.json";
+  s.first_missing = "/w/.wave";
+  f.paths["/w/.wave/settings.json"] = s;
+  fill_missing(pol, f);
+  auto plan = plan_mounts(pol, f);
+  REQUIRE(plan.ok());
+  REQUIRE(plan->stubs.size() == 2);
+  CHECK(plan->stubs[0].path == "/w/.vscode");
+  CHECK(plan->stubs[0].type == LeafType::kDir);
+  CHECK(plan->stubs[1].path == "/w/.wave");
+  CHECK(plan->stubs[1].type == LeafType::kDir);
+}
+
+TEST_CASE("plan: a guarded symlink inside a writable tree is an error") {
+  FsPolicy pol;
+  pol.writable = {{"/w", false}};
+  pol.deny_write = {{"/w/.mcp.json", LeafType::kFile, true, ""}};
+  LinuxFacts f;
+  fact(f, "/w", PathKind::kDir);
+  fact(f, "/w/.mcp.json", PathKind::kFile, true, "/w/elsewhere.json");
+  auto plan = plan_mounts(pol, f);
+  REQUIRE_FALSE(plan.ok());
+  CHECK_THAT(plan.error().message, Catch::Contains("symbolic link"));
+}
+
+TEST_CASE("plan: denyWrite wins over allowWrite") {
+  FsPolicy pol;
+  pol.writable = {{"/w", false}, {"/w/locked/out", false}};
+  pol.deny_write = {{"/w/locked", LeafType::kDir, true, ""}};
+  LinuxFacts f;
+  fact(f, "/w", PathKind::kDir);
+  fact(f, "/w/locked", PathKind::kDir);
+  fact(f, "/w/locked/out", PathKind::kDir);
+  auto plan = plan_mounts(pol, f);
+  REQUIRE(plan.ok());
+  for (const auto& m : plan->mounts) CHECK(m.path != "/w/locked/out");
+}
+
+TEST_CASE("plan: a writable workspace inside a denied-read home stays visible, its guards re-applied") {
+  FsPolicy pol;
+  pol.writable = {{"/home/u/proj", false}};
+  pol.deny_read = {{"/home/u", LeafType::kDir, true, ""}};
+  pol.deny_write = {{"/home/u/proj/.git/hooks", LeafType::kDir, true, ""}, {"/home/u/.bashrc", LeafType::kFile, true, ""}};
+  LinuxFacts f;
+  f.placeholder_file = "/ph";
+  fact(f, "/home/u/proj", PathKind::kDir);
+  fact(f, "/home/u", PathKind::kDir);
+  fact(f, "/home/u/proj/.git/hooks", PathKind::kDir);
+  fact(f, "/home/u/.bashrc", PathKind::kFile);
+  auto plan = plan_mounts(pol, f);
+  REQUIRE(plan.ok());
+  const auto& m = plan->mounts;
+  REQUIRE(m.size() == 4);
+  CHECK(m[0].kind == MountKind::kMaskDir);
+  CHECK(m[0].has_inner);
+  CHECK(m[1].kind == MountKind::kRwBind);
+  CHECK(m[2].kind == MountKind::kPin);
+  CHECK(m[3].kind == MountKind::kRoBind);
+  CHECK(m[3].path == "/home/u/proj/.git/hooks");
+}

@@ -1,0 +1,90 @@
+#include <catch2/catch.hpp>
+
+#include "core/settings.hpp"
+
+using namespace wb;
+
+namespace {
+Result<Settings> load1(const std::string& text, const std::string& path = "/proj/.wave/settings.json") {
+  return load_settings({{path, text}}, "/home/u");
+}
+}  // namespace
+
+TEST_CASE("malformed JSON names the file, line and column") {
+  auto r = load1("{\n  \"sandbox\": {\n    \"enabled\": tru\n  }\n}");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().kind == ErrorKind::kSettings);
+  CHECK_THAT(r.error().message, Catch::Contains("/proj/.wave/settings.json:3:"));
+}
+
+TEST_CASE("an empty file is an error, not an empty policy") {
+  auto r = load1("  \n");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().message, Catch::Contains("empty"));
+}
+
+TEST_CASE("a wrong type names the key path") {
+  auto r = load1(R"({"sandbox":{"filesystem":{"allowWrite":"/tmp"}}})");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().message, Catch::Contains("sandbox.filesystem.allowWrite"));
+  auto r2 = load1(R"({"sandbox":{"network":{"httpProxyPort":70000}}})");
+  REQUIRE_FALSE(r2.ok());
+  CHECK_THAT(r2.error().message, Catch::Contains("sandbox.network.httpProxyPort"));
+  auto r3 = load1(R"({"sandbox":{"mode":"lax"}})");
+  REQUIRE_FALSE(r3.ok());
+  CHECK_THAT(r3.error().message, Catch::Contains("sandbox.mode"));
+  auto r4 = load1(R"([1,2])");
+  REQUIRE_FALSE(r4.ok());
+}
+
+TEST_CASE("unknown keys inside sandbox warn by name; other top-level keys are ignored") {
+  auto r = load1(R"({"model":"x","sandbox":{"enabled":true,"filesytem":{}}})");
+  REQUIRE(r.ok());
+  REQUIRE(r->warnings.size() == 1);
+  CHECK_THAT(r->warnings[0], Catch::Contains("sandbox.filesytem"));
+}
+
+TEST_CASE("relative filesystem paths resolve against the settings file's directory") {
+  auto r = load1(R"({"sandbox":{"filesystem":{"allowWrite":["out","~/cache","//abs"],"denyRead":["../secret"]}}})");
+  REQUIRE(r.ok());
+  CHECK(r->sandbox.filesystem.allow_write == std::vector<std::string>{"/proj/.wave/out", "/home/u/cache", "/abs"});
+  CHECK(r->sandbox.filesystem.deny_read == std::vector<std::string>{"/proj/secret"});
+}
+
+TEST_CASE("merge: objects deep, arrays concatenated without duplicates, scalars later wins") {
+  auto r = load_settings(
+      {{"/a/s.json", R"({"sandbox":{"enabled":false,"network":{"allowedDomains":["a.com","b.com"]}}})"},
+       {"/b/s.json", R"({"sandbox":{"enabled":true,"network":{"allowedDomains":["b.com","c.com"]}}})"}},
+      "/home/u");
+  REQUIRE(r.ok());
+  CHECK(r->sandbox.enabled);
+  CHECK(r->sandbox.network.allowed_domains == std::vector<std::string>{"a.com", "b.com", "c.com"});
+}
+
+TEST_CASE("Edit and Read permission rules feed the filesystem policy") {
+  auto r = load1(R"J({"permissions":{"allow":["Edit(gen)"],"deny":["Edit(~/.config)","Read(~/.secrets)","Bash(rm:*)"]}})J");
+  REQUIRE(r.ok());
+  CHECK(r->sandbox.filesystem.allow_write == std::vector<std::string>{"/proj/.wave/gen"});
+  CHECK(r->sandbox.filesystem.deny_write == std::vector<std::string>{"/home/u/.config"});
+  CHECK(r->sandbox.filesystem.deny_read == std::vector<std::string>{"/home/u/.secrets"});
+  CHECK(r->permissions.deny.size() == 3);
+}
+
+TEST_CASE("every documented sandbox key parses") {
+  auto r = load1(R"({"sandbox":{
+    "enabled":true,"failIfUnavailable":true,"enabledPlatforms":["linux"],
+    "autoAllowBashIfSandboxed":false,"allowUnsandboxedCommands":false,"excludedCommands":["docker:*"],
+    "ignoreViolations":{"*":["/dev/null"]},
+    "network":{"allowedDomains":["x.com"],"deniedDomains":["y.com"],"allowUnixSockets":["/run/s"],
+               "allowAllUnixSockets":false,"allowLocalBinding":true,"httpProxyPort":8080,"socksProxyPort":1081},
+    "filesystem":{"allowWrite":[],"denyWrite":[],"denyRead":[],"allowRead":[],"disabled":false},
+    "enableWeakerNestedSandbox":false,"bwrapPath":"/usr/bin/bwrap","mode":"strict",
+    "resources":{"timeoutSeconds":1.5,"memoryMB":512,"pids":64,"cpuSeconds":10}}})");
+  REQUIRE(r.ok());
+  CHECK(r->warnings.empty());
+  CHECK(r->sandbox.mode == Mode::kStrict);
+  CHECK(*r->sandbox.network.http_proxy_port == 8080);
+  CHECK(*r->sandbox.resources.timeout_seconds == 1.5);
+  CHECK(r->sandbox.ignore_violations.at("*") == std::vector<std::string>{"/dev/null"});
+  CHECK(*r->sandbox.enabled_platforms == std::vector<std::string>{"linux"});
+}
