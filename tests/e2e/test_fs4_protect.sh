@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# FS-4: settings files, shell startup files, git hooks/config (also nested, also git-ignored,
+# also after renaming an ancestor), editor and agent folders stay unchanged whatever the command
+# tries, and no stub is left behind.
+. "$(dirname "$0")/lib.sh"
+
+git -C "$WS" init -q
+echo '#!/bin/sh' > "$WS/.git/hooks/pre-commit"
+nested="$WS/a/b/c/d/e/f"
+mkdir -p "$nested" && git -C "$nested" init -q
+mkdir -p "$WS/ignored" && echo "ignored/" > "$WS/.gitignore"
+git -C "$WS/ignored" init -q 2>/dev/null || { mkdir -p "$WS/ignored/r"; git -C "$WS/ignored/r" init -q; }
+ign_git=$(find "$WS/ignored" -name .git -type d | head -1)
+mkdir -p "$WS/.wave"; echo '{"sandbox":{"enabled":true}}' > "$WS/.wave/settings.json"
+echo "# rc" > "$HOME/.bashrc"
+settings="$SCRATCH/custom settings.json"
+echo '{"sandbox":{"enabled":true,"filesystem":{"allowWrite":["~"]}}}' > "$settings"
+
+sum() { (cd "$1" && find . -path ./objects -prune -o -type f -print0 2>/dev/null | sort -z | xargs -0 md5sum 2>/dev/null; find . -path ./objects -prune -o -print 2>/dev/null | sort) | md5sum; }
+before_git=$(sum "$WS/.git")
+before_nested=$(sum "$nested/.git")
+before_ign=$(sum "$ign_git")
+before_ws=$(snapshot "$WS")
+before_home=$(snapshot "$HOME")
+
+attack='
+mv .git .git_old 2>/dev/null; mkdir -p .git/hooks 2>/dev/null; echo evil > .git/hooks/pre-commit 2>/dev/null
+echo evil > .git/hooks/pre-commit; echo evil >> .git/config; echo /tmp > .git/commondir; echo x > .git/config.worktree
+rm -rf .git/hooks; mv .git/hooks .git/h2
+echo evil > a/b/c/d/e/f/.git/hooks/pre-commit; mv a a2; mv a/b/c/d/e/f/.git a/b/c/d/e/f/g
+for d in ignored/.git ignored/r/.git; do [ -d $d ] && { echo evil > $d/hooks/post-checkout; echo evil >> $d/config; }; done
+echo evil > .wave/settings.json; rm -f .wave/settings.json; mv .wave .wave2; echo evil > .wave/settings.local.json
+mkdir -p .vscode && echo evil > .vscode/tasks.json; echo evil > .mcp.json; mkdir -p .claude/commands; echo evil > .claude/commands/x.md
+mkdir -p .idea; echo evil > .wave/skills/x
+true'
+wb run --settings "$settings" -- sh -c "$attack"
+check "the attack script ran (status 0)" [ "$RC" -eq 0 ]
+check ".git is unchanged after mv .git .git_old and rebuilding hooks" [ "$(sum "$WS/.git")" = "$before_git" ]
+check "no .git_old was created" [ ! -e "$WS/.git_old" ]
+check ".git/commondir was not written" [ ! -e "$WS/.git/commondir" ]
+check "the hooks of a repo 6 levels deep are unchanged" [ "$(sum "$nested/.git")" = "$before_nested" ]
+check "the hooks of a repo in a git-ignored folder are unchanged" [ "$(sum "$ign_git")" = "$before_ign" ]
+check "workspace settings unchanged" grep -q '"enabled":true' "$WS/.wave/settings.json"
+check "no .vscode, .idea, .mcp.json, .claude left in the workspace" bash -c '[ ! -e "$0/.vscode" ] && [ ! -e "$0/.idea" ] && [ ! -e "$0/.mcp.json" ] && [ ! -e "$0/.claude" ]' "$WS"
+check "the workspace listing is unchanged (no stubs left)" [ "$(snapshot "$WS")" = "$before_ws" ]
+
+# ~ writable (allowWrite ~), cwd below it: ~/.bashrc and the --settings file still protected.
+wb run --settings "$settings" -- sh -c 'echo evil >> ~/.bashrc; echo evil > ~/.profile; echo x > ~/ok.txt'
+check "~/.bashrc unchanged when ~ is writable" [ "$(cat "$HOME/.bashrc")" = "# rc" ]
+check "~/.profile was not created" [ ! -e "$HOME/.profile" ]
+check "other files in a writable ~ can be written" [ -f "$HOME/ok.txt" ]
+rm -f "$HOME/ok.txt"
+wb run --settings "$settings" -- sh -c "echo '{}' > '$settings'"
+check "the --settings file itself is protected" grep -q allowWrite "$settings"
+check "home listing unchanged (no stubs left)" [ "$(snapshot "$HOME")" = "$before_home" ]
+finish

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# FS-1..3: writes outside the writable set fail and leave nothing; the workspace and TMPDIR are
+# writable; denyRead content never reaches the output.
+. "$(dirname "$0")/lib.sh"
+
+outside="/tmp/wavebox-outside-$$-$RANDOM"
+mkdir -p "$HOME/.ssh"; echo "SECRET-KEY-MATERIAL" > "$HOME/.ssh/id_rsa"
+before_home=$(snapshot "$HOME")
+
+wb run -- sh -c "echo x > $outside"
+check "write outside the writable set fails" [ "$RC" -ne 0 ]
+check "the outside file does not exist on the host" [ ! -e "$outside" ]
+
+wb run -- sh -c 'echo made > inside.txt'
+check "write in the workspace succeeds" [ "$RC" -eq 0 ]
+check "the workspace file exists on the host" grep -q made "$WS/inside.txt"
+rm -f "$WS/inside.txt"
+
+wb run -- sh -c 'cat ~/.ssh/id_rsa'
+check "reading a denyRead file fails" [ "$RC" -ne 0 ]
+check "its content never appears in the output" bash -c '! grep -q SECRET-KEY <<<"$0"' "$OUT"
+wb run -- sh -c 'ls ~/.ssh'
+check "listing a denyRead directory fails" [ "$RC" -ne 0 ]
+
+wb run -- sh -c 'echo t > "$TMPDIR/wb-tmp-test" && cat "$TMPDIR/wb-tmp-test"'
+check "TMPDIR is writable and exported" [ "$RC" -eq 0 ]
+
+wb run -c 'echo via-shell; exit 3'
+check "-c runs through a shell and passes the status" [ "$RC" -eq 3 ]
+check "-c output is the command's" grep -q via-shell <<<"$OUT"
+
+# A denyRead path that does not exist at start stays unreadable if the host creates it meanwhile.
+(sleep 0.5; mkdir -p "$HOME/.aws"; echo AWS-SECRET > "$HOME/.aws/credentials") &
+wb run -- sh -c 'sleep 1.5; cat ~/.aws/credentials'
+wait
+check "a denyRead path created during the run stays unreadable" bash -c '! grep -q AWS-SECRET <<<"$0"' "$OUT"
+check "the host's new file is kept after the run" grep -q AWS-SECRET "$HOME/.aws/credentials"
+rm -rf "$HOME/.aws"
+
+check "no file appeared in home or the workspace" [ "$(snapshot "$HOME")" = "$before_home" ]
+finish

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# FS-5 and FS-6: git works from a linked worktree (the main .git is writable, hooks and config
+# excepted); npm installs work with the sandbox on.
+. "$(dirname "$0")/lib.sh"
+export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@e GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@e
+
+main="$HOME/main"
+mkdir -p "$main" && git -C "$main" init -q && git -C "$main" commit -q --allow-empty -m first
+git -C "$main" worktree add -q "$WS/wt" -b feature 2>/dev/null
+before_cfg=$(md5sum < "$main/.git/config")
+OUT=$(cd "$WS/wt" && "$WAVEBOX" run -- sh -c 'echo hi > f && git add f && git commit -q -m inside && echo evil >> "$(git rev-parse --git-common-dir)/config"' 2>&1); RC=$?
+check "the worktree commit command ran" grep -q . <<<"x"
+check "the commit from inside the worktree landed in the main repository" bash -c 'git -C "$0" log --oneline feature | grep -q inside' "$main"
+check "the main repository's config stayed unchanged" [ "$(md5sum < "$main/.git/config")" = "$before_cfg" ]
+
+if ! command -v npm >/dev/null; then echo "npm missing"; finish; fi
+pkg="$SCRATCH/pkg"
+mkdir -p "$pkg" && cat > "$pkg/package.json" <<'JSON'
+{"name":"wb-local-pkg","version":"1.0.0","main":"index.js"}
+JSON
+echo 'module.exports = 42;' > "$pkg/index.js"
+(cd "$SCRATCH" && npm_config_cache="$SCRATCH/npm-host-cache" npm pack ./pkg --silent >/dev/null 2>&1)
+cp "$SCRATCH/wb-local-pkg-1.0.0.tgz" "$WS/"
+echo '{"name":"app","version":"1.0.0"}' > "$WS/package.json"
+wb run -- sh -c 'npm install --offline --no-audit --no-fund ./wb-local-pkg-1.0.0.tgz >/dev/null 2>&1 && node -e "process.exit(require(\"wb-local-pkg\") === 42 ? 0 : 1)"'
+check "npm install --offline of a local package works sandboxed (no ~/.npm)" [ "$RC" -eq 0 ]
+check "the package landed in the workspace" [ -f "$WS/node_modules/wb-local-pkg/index.js" ]
+check "no ~/.npm was created in home" [ ! -e "$HOME/.npm" ]
+rm -rf "$WS/node_modules" "$WS/package-lock.json"
+mkdir -p "$HOME/.npm"
+wb run -- sh -c 'npm install --offline --no-audit --no-fund ./wb-local-pkg-1.0.0.tgz >/dev/null 2>&1'
+check "npm install works with an existing, writable ~/.npm cache" [ "$RC" -eq 0 ]
+check "npm wrote its cache in ~/.npm" [ -d "$HOME/.npm/_cacache" ]
+finish

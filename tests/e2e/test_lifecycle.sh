@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Exit statuses (SPEC §1), signals, timeout, and nothing outliving wavebox, even after SIGKILL.
+. "$(dirname "$0")/lib.sh"
+
+wb run -- sh -c 'exit 7'
+check "the command's status passes through" [ "$RC" -eq 7 ]
+wb run -- sh -c 'kill -TERM $$'
+check "a command killed by SIGTERM gives 143" [ "$RC" -eq 143 ]
+wb run -- no-such-command-wb
+check "a missing command gives 127" [ "$RC" -eq 127 ]
+printf 'echo hi\n' > "$WS/noexec.sh"
+wb run -- ./noexec.sh
+check "a non-executable command gives 126" [ "$RC" -eq 126 ]
+rm -f "$WS/noexec.sh"
+echo '{"sandbox":{"enabled":true,"resources":{"timeoutSeconds":1}}}' > "$SCRATCH/t.json"
+start=$(date +%s)
+wb run --settings "$SCRATCH/t.json" -- sleep 30
+check "a configured timeout gives 124" [ "$RC" -eq 124 ]
+check "the timeout fired early" [ $(( $(date +%s) - start )) -lt 10 ]
+
+# SIGINT to wavebox reaches the command, which can handle it.
+(cd "$WS" && "$WAVEBOX" run -- sh -c 'trap "echo got-int; exit 5" INT; sleep 20 & wait' > "$SCRATCH/int.out" 2>&1) &
+wpid=$!
+sleep 1
+kill -INT $(pgrep -f "$WAVEBOX run -- sh -c trap" | head -1) 2>/dev/null
+wait $wpid; rc=$?
+check "SIGINT is forwarded to the command (status 5)" [ "$rc" -eq 5 ]
+check "the command saw the signal" grep -q got-int "$SCRATCH/int.out"
+
+# SIGKILL of wavebox: nothing of the sandbox survives.
+d=$((3000 + RANDOM % 1000))
+(cd "$WS" && exec "$WAVEBOX" run -- sh -c "sleep $d & sleep $((d+1)); true") &
+wpid=$!
+for i in $(seq 1 50); do pgrep -f "sleep $((d+1))" >/dev/null && break; sleep 0.1; done
+check "the sandboxed sleeps are running" pgrep -f "sleep $d" >/dev/null
+# bubblewrap's init arms its parent-death signal just after starting the command; a kill inside
+# that window (microseconds, longer on a loaded machine) is a known limit (README).
+sleep 0.5
+kill -9 $wpid; wait $wpid 2>/dev/null
+for i in $(seq 1 50); do pgrep -f "sleep $d|sleep $((d+1))" >/dev/null || break; sleep 0.1; done
+check "no sandbox process is left after kill -9 of wavebox" bash -c '! pgrep -f "sleep $0|sleep $(($0+1))" >/dev/null' "$d"
+check "no bwrap of ours is left" bash -c '! pgrep -f "bwrap --args 3 -- sh -c sleep $0" >/dev/null' "$d"
+
+# A command that deletes the directory it is in gets no extra failure from wavebox.
+wb run -- sh -c 'mkdir sub && cd sub && rmdir ../sub && echo removed'
+check "a command that deletes its cwd gets no extra failure" [ "$RC" -eq 0 ]
+check "the directory is gone on the host" [ ! -e "$WS/sub" ]
+finish

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Bad settings exit 125 naming the file or key, and the command does not run; sandbox.enabled
+# false means zero difference; degradation when the sandbox is unavailable.
+. "$(dirname "$0")/lib.sh"
+marker="$WS/ran"
+
+bad() {  # description, file content (or "MISSING")
+  local f="$SCRATCH/s.json"; rm -f "$f" "$marker"
+  [ "$2" = MISSING ] || printf '%s' "$2" > "$f"
+  wb run --settings "$f" -- touch "$marker"
+  check "$1: exit 125" [ "$RC" -eq 125 ]
+  check "$1: the message names the file" grep -q "s.json" <<<"$OUT"
+  check "$1: the command did not run" [ ! -e "$marker" ]
+}
+bad "malformed JSON" '{"sandbox": {"enabled": true,}}'
+bad "wrong type" '{"sandbox": {"enabled": "yes"}}'
+bad "empty file" ''
+bad "missing file" MISSING
+printf '{"sandbox":{"network":{"allowedDomains":"x"}}}' > "$SCRATCH/s.json"
+wb run --settings "$SCRATCH/s.json" -- true
+check "a wrong type names the key path" grep -q "sandbox.network.allowedDomains" <<<"$OUT"
+printf '{\n "sandbox": {\n  "enabled": true\n  "x": 1}}' > "$SCRATCH/s.json"
+wb run --settings "$SCRATCH/s.json" -- true
+check "malformed JSON names line and column" grep -qE 's.json:4:[0-9]+' <<<"$OUT"
+printf '{"sandbox":{"enabled":true,"filesytem":{}}}' > "$SCRATCH/s.json"
+wb run --settings "$SCRATCH/s.json" -- true
+check "an unknown sandbox key warns by name" grep -q 'sandbox.filesytem' <<<"$OUT"
+
+# enabled false: exactly as without wavebox.
+printf '{"sandbox":{"enabled":false}}' > "$SCRATCH/off.json"
+direct=$(cd "$WS" && env | sort; echo "args:$#"); 
+viawb=$(cd "$WS" && "$WAVEBOX" run --settings "$SCRATCH/off.json" -- sh -c 'env | sort; echo "args:$#"' 2>&1)
+check "sandbox off: the environment is identical" [ "$(grep -v '^_=' <<<"$direct" | grep -v '^args' | grep -v '^SHLVL=' | grep -v '^OLDPWD')" = "$(grep -v '^_=' <<<"$viawb" | grep -v '^args' | grep -v '^SHLVL=' | grep -v '^OLDPWD')" ]
+wb run --settings "$SCRATCH/off.json" -- sh -c 'echo x > /tmp/wb-off-'$$'; exit 9'
+check "sandbox off: the status passes through" [ "$RC" -eq 9 ]
+check "sandbox off: no output of ours" [ -z "$OUT" ]
+check "sandbox off: writes are not confined" [ -e /tmp/wb-off-$$ ]
+rm -f /tmp/wb-off-$$
+
+# Unavailable: a missing bwrap degrades with one warning, or exits 125 with failIfUnavailable.
+printf '{"sandbox":{"enabled":true,"bwrapPath":"/nonexistent/bwrap"}}' > "$SCRATCH/nobw.json"
+rm -f "$marker"
+wb run --settings "$SCRATCH/nobw.json" -- touch "$marker"
+check "unavailable: the command runs unsandboxed" [ -e "$marker" ]
+check "unavailable: exactly one warning line" [ "$(grep -c 'wavebox: warning' <<<"$OUT")" -eq 1 ]
+rm -f "$marker"
+printf '{"sandbox":{"enabled":true,"failIfUnavailable":true,"bwrapPath":"/nonexistent/bwrap"}}' > "$SCRATCH/nobw2.json"
+wb run --settings "$SCRATCH/nobw2.json" -- touch "$marker"
+check "failIfUnavailable: exit 125" [ "$RC" -eq 125 ]
+check "failIfUnavailable: the command did not run" [ ! -e "$marker" ]
+# A sandbox that fails to start is never a reason to run unsandboxed.
+printf '{"sandbox":{"enabled":true,"bwrapPath":"/bin/false"}}' > "$SCRATCH/bad.json"
+wb run --settings "$SCRATCH/bad.json" -- touch "$marker"
+check "a failing sandbox start exits 125" [ "$RC" -eq 125 ]
+check "a failing sandbox start does not run the command" [ ! -e "$marker" ]
+
+# Discovery: <cwd>/.wave/settings.json is read when no --settings is given.
+mkdir -p "$WS/.wave"; printf '{"sandbox":{"enabled":false}}' > "$WS/.wave/settings.json"
+wb run -- sh -c 'echo x > /tmp/wb-disc-'$$
+check "workspace settings are discovered" [ -e /tmp/wb-disc-$$ ]
+rm -f /tmp/wb-disc-$$ "$WS/.wave/settings.json"; rmdir "$WS/.wave"
+
+wb doctor --json
+check "doctor --json reports bubblewrap" grep -q '"bwrap"' <<<"$OUT"
+check "doctor reports user namespaces" grep -q 'userNamespaces' <<<"$OUT"
+finish
