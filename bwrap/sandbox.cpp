@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <time.h>
 
 #include "bwrap/exec.hpp"
 #include "bwrap/facts.hpp"
@@ -16,6 +17,12 @@
 
 namespace wb::lnx {
 namespace {
+
+double now_ms() {
+  struct timespec ts;
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
 
 struct Prepared {
   LinuxFacts facts;
@@ -45,7 +52,8 @@ Result<std::vector<sys::ScanHit>> scan_all(const std::vector<std::string>& roots
   std::vector<sys::ScanHit> hits;
   for (const auto& r : roots) {
     auto res = WB_TRY(sys::scan_tree(r, cache));
-    log::info(fmt::format("scanned {}: {} directories, {} read", log::quote(r), res.dirs_total, res.dirs_read));
+    log::info(fmt::format("scanned {}: {} directories, {} read ({})", log::quote(r), res.dirs_total,
+                          res.dirs_read, res.timing));
     hits.insert(hits.end(), res.hits.begin(), res.hits.end());
   }
   return hits;
@@ -71,14 +79,13 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
     probe_policy_paths(run.policy, p.facts);
     p.plan = WB_TRY(plan_mounts(run.policy, p.facts));
     if (p.plan.stubs.empty() || !stubs) return p;
+    std::vector<sys::StubRegistry::Request> batch;
     for (const auto& s : p.plan.stubs) {
       p.facts.stubs.insert(s.path);
-      auto st = stubs->acquire(s.path, s.type, s.content);
-      if (!st) {
-        return make_error(ErrorKind::kSandboxFailed,
-                          fmt::format("cannot place a guard at \"{}\": {}", s.path, st.error().message));
-      }
+      batch.push_back({s.path, s.type, s.content});
     }
+    auto st = stubs->acquire(batch);
+    if (!st) return make_error(ErrorKind::kSandboxFailed, "cannot place a guard: " + st.error().message);
   }
   return make_error(ErrorKind::kSandboxFailed, "internal: guards still missing after placing stubs");
 }
@@ -96,6 +103,29 @@ std::string shell_quote(const std::string& s) {
     }
   }
   return out + "'";
+}
+
+// Unreadable paths that did not exist at start and got no stub (the built-in credential list):
+// if one appeared during the run, the command could have read it.
+std::vector<std::string> missing_unstubbed(const FsPolicy& policy, const LinuxFacts& facts) {
+  std::vector<std::string> out;
+  for (const auto& g : policy.deny_read) {
+    auto it = facts.paths.find(g.path);
+    if (!g.stub_if_missing && it != facts.paths.end() && it->second.kind == PathKind::kMissing) {
+      out.push_back(g.path);
+    }
+  }
+  return out;
+}
+
+void warn_appeared(const std::vector<std::string>& missing) {
+  for (const auto& m : missing) {
+    if (sys::exists(m)) {
+      log::warn(fmt::format("\"{}\" was created during the run and was not masked (it did not exist at "
+                            "start); add it to sandbox.filesystem.denyRead to guard it even before it exists",
+                            log::quote(m)));
+    }
+  }
 }
 
 void warn_new_repositories(const Prepared& before, const std::string& cache) {
@@ -117,9 +147,12 @@ void warn_new_repositories(const Prepared& before, const std::string& cache) {
 }  // namespace
 
 Result<int> run_sandboxed(LinuxRun run) {
+  double t0 = now_ms();
   sys::StubRegistry stubs(run.state.stubs);
   stubs.sweep();
   Prepared p = WB_TRY(prepare(run, &stubs));
+  double t1 = now_ms();
+  log::info(fmt::format("prepared in {:.2f} ms: {} mounts, {} stubs", t1 - t0, p.plan.mounts.size(), stubs.held()));
   for (const auto& w : p.plan.warnings) log::warn(w);
   RunSpec spec{run.command, run.cwd, run.env, false, -1};
   ExecRequest req;
@@ -128,9 +161,13 @@ Result<int> run_sandboxed(LinuxRun run) {
   req.command = run.command;
   req.env = run.env;
   req.timeout_seconds = run.timeout_seconds;
+  auto missing = missing_unstubbed(run.policy, p.facts);
   auto result = exec_bwrap(req);
+  double t2 = now_ms();
   stubs.release_all();
   warn_new_repositories(p, run.state.scan);
+  warn_appeared(missing);
+  log::info(fmt::format("sandbox ran {:.2f} ms; cleanup {:.2f} ms", t2 - t1, now_ms() - t2));
   return result;
 }
 

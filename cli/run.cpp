@@ -69,7 +69,7 @@ struct Decision {
 };
 
 Decision decide_sandbox(const Settings& s, const Options& o, const sys::PlatformInfo& plat,
-                        const sys::BwrapInfo& bwrap) {
+                        const sys::BwrapInfo& bwrap, const std::string& state_root) {
   Decision d;
   if (!s.sandbox.enabled) return d;
   if (s.sandbox.enabled_platforms) {
@@ -103,7 +103,8 @@ Decision decide_sandbox(const Settings& s, const Options& o, const sys::Platform
                           "(Debian/Ubuntu) or dnf install bubblewrap (Fedora)";
     return d;
   }
-  if (std::string why = sys::probe_userns(); !why.empty()) d.unavailable = why;
+  std::string cache = state_root.empty() ? "" : state_root + "/userns-ok";
+  if (std::string why = sys::probe_userns_cached(cache); !why.empty()) d.unavailable = why;
   return d;
 }
 
@@ -122,7 +123,7 @@ int run_or_wrap(const Options& o, bool dry) {
   std::string bwrap_cache = state.ok() ? state->root + "/bwrap-version" : "";
   auto plat = sys::probe_platform();
   auto bwrap = sys::probe_bwrap(s.sandbox.bwrap_path.value_or(""), bwrap_cache);
-  Decision d = decide_sandbox(s, o, plat, bwrap);
+  Decision d = decide_sandbox(s, o, plat, bwrap, state.ok() ? state->root : "");
   if (d.sandboxed && !d.unavailable.empty()) {
     if (s.sandbox.fail_if_unavailable) {
       return report_error(make_error(ErrorKind::kUnavailable,

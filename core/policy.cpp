@@ -114,7 +114,7 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
     for (auto& g : guarded_for_entry(ctx.workspace, name, true)) add_guard(p.deny_write, g);
   }
   // wavebox's own state (stub registry, scan cache) sits beside the writable TMPDIR.
-  for (const char* part : {"stubs", "scan", "unreadable", "bwrap-version"}) {
+  for (const char* part : {"stubs", "scan", "unreadable", "bwrap-version", "userns-ok"}) {
     add_guard(p.deny_write, {paths::join(ctx.state_dir, part), LeafType::kDir, false, ""});
   }
 
@@ -124,7 +124,10 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
       LeafType t = (rel == ".netrc" || rel == ".git-credentials" || rel == ".docker/config.json")
                        ? LeafType::kFile
                        : LeafType::kDir;
-      add_guard(p.deny_read, {path, t, true});
+      // Built-in entries are masked when they exist; a missing one gets no stub (eight empty
+      // folders in every user's home during every run would be worse than the risk), and is
+      // checked for after the run instead. A denyRead entry in settings gets the stub.
+      add_guard(p.deny_read, {path, t, false});
     }
   }
   for (const auto& d : s.filesystem.deny_read) add_guard(p.deny_read, {d, guess_type(d), true});

@@ -76,6 +76,22 @@ std::string probe_userns() {
   return why;
 }
 
+std::string probe_userns_cached(const std::string& cache_file) {
+  std::string key;
+  for (const char* f : {"/proc/sys/kernel/random/boot_id", "/proc/sys/user/max_user_namespaces",
+                        "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+                        "/proc/sys/kernel/unprivileged_userns_clone"}) {
+    auto v = read_file(f);
+    key += v.ok() ? *v : std::string("-\n");
+  }
+  if (!cache_file.empty()) {
+    if (auto c = read_file(cache_file); c.ok() && *c == key) return {};
+  }
+  std::string why = probe_userns();
+  if (why.empty() && !cache_file.empty()) (void)write_file_atomic(cache_file, key);
+  return why;
+}
+
 std::string probe_seccomp() {
   auto status = read_file("/proc/self/status");
   if (!status.ok()) return "cannot read /proc/self/status";

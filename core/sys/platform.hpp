@@ -18,6 +18,9 @@ const char* platform_name(Platform p);  // "linux", "wsl", "wsl1", "macos", "oth
 
 // Empty when an unprivileged process can create a user namespace here; else the reason.
 std::string probe_userns();
+// The same, answered from cache_file when a probe on this boot with the same sysctls succeeded
+// (a failure is never cached: it is probed again each time).
+std::string probe_userns_cached(const std::string& cache_file);
 // Empty when the kernel supports seccomp filters; else the reason.
 std::string probe_seccomp();
 

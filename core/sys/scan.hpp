@@ -18,6 +18,7 @@ struct ScanResult {
   std::vector<ScanHit> hits;
   size_t dirs_total = 0;
   size_t dirs_read = 0;  // directories whose entries were read (not served from the cache)
+  std::string timing;
 };
 
 // Walks root without following symlinks and without entering .git directories. The cache lives

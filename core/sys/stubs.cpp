@@ -87,8 +87,17 @@ Result<Fd> StubRegistry::lock_registry() {
   return fd;
 }
 
-Status StubRegistry::acquire(const std::string& path, LeafType type, const std::string& content) {
+Status StubRegistry::acquire(const std::vector<Request>& requests) {
+  if (requests.empty()) return ok_status();
   Fd reg = WB_TRY(lock_registry());
+  for (const auto& r : requests) WB_TRY(acquire_one(r));
+  return ok_status();
+}
+
+Status StubRegistry::acquire_one(const Request& r) {
+  const std::string& path = r.path;
+  LeafType type = r.type;
+  const std::string& content = r.content;
   std::string entry = dir_ + "/" + entry_name(path);
   Fd fd(::open(entry.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd.valid()) return sys_error("open", entry, errno);
@@ -104,7 +113,7 @@ Status StubRegistry::acquire(const std::string& path, LeafType type, const std::
   if (type == LeafType::kDir) {
     if (::mkdir(path.c_str(), 0700) != 0) {
       int err = errno;
-      ::unlink(entry.c_str());
+      (void)::ftruncate(fd.get(), 0);
       if (err == EEXIST) return ok_status();  // appeared meanwhile: guarded as an existing path
       return sys_error("mkdir", path, err);
     }
@@ -112,14 +121,14 @@ Status StubRegistry::acquire(const std::string& path, LeafType type, const std::
     Fd f(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (!f.valid()) {
       int err = errno;
-      ::unlink(entry.c_str());
+      (void)::ftruncate(fd.get(), 0);
       if (err == EEXIST) return ok_status();
       return sys_error("create", path, err);
     }
     if (!content.empty() && ::write(f.get(), content.data(), content.size()) != static_cast<ssize_t>(content.size())) {
       int err = errno;
       ::unlink(path.c_str());
-      ::unlink(entry.c_str());
+      (void)::ftruncate(fd.get(), 0);
       return sys_error("write", path, err);
     }
   }
@@ -132,7 +141,7 @@ Status StubRegistry::acquire(const std::string& path, LeafType type, const std::
   if (::ftruncate(fd.get(), 0) != 0 || ::pwrite(fd.get(), data.data(), data.size(), 0) != static_cast<ssize_t>(data.size())) {
     int err = errno;
     remove_stub(e);
-    ::unlink(entry.c_str());
+    (void)::ftruncate(fd.get(), 0);
     return sys_error("write", entry, err);
   }
   held_.push_back({std::move(fd), entry});
@@ -142,10 +151,15 @@ Status StubRegistry::acquire(const std::string& path, LeafType type, const std::
 void StubRegistry::remove_if_unused(Fd& lock, const std::string& entry) {
   // Holding the registry lock, nobody can join this stub meanwhile; an exclusive lock succeeds
   // only when no other run holds its shared one.
+  (void)entry;
   if (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) return;
   Entry e;
   if (parse_entry(read_fd(lock.get()), e)) remove_stub(e);
-  ::unlink(entry.c_str());
+  // The entry file stays (empty) for the next run: unlinking it costs an inode eviction per
+  // stub, which on ext4 is most of a run's cleanup time.
+  if (::ftruncate(lock.get(), 0) != 0) {
+    // A stale entry is re-validated against the path's inode on the next acquire.
+  }
 }
 
 void StubRegistry::release_all() {
@@ -170,7 +184,8 @@ void StubRegistry::sweep() {
   if (!reg.ok()) return;
   for (const auto& entry : entries) {
     Fd fd(::open(entry.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
-    if (fd.valid()) remove_if_unused(fd, entry);
+    struct stat st;
+    if (fd.valid() && ::fstat(fd.get(), &st) == 0 && st.st_size > 0) remove_if_unused(fd, entry);
   }
 }
 

@@ -21,8 +21,14 @@ class StubRegistry {
   StubRegistry& operator=(const StubRegistry&) = delete;
   ~StubRegistry() { release_all(); }
 
-  // Creates the stub (or joins another run's) and holds it until release_all().
-  Status acquire(const std::string& path, LeafType type, const std::string& content);
+  struct Request {
+    std::string path;
+    LeafType type;
+    std::string content;
+  };
+  // Creates the stubs (or joins other runs' stubs) and holds them until release_all(). One
+  // registry lock for the whole batch.
+  Status acquire(const std::vector<Request>& requests);
   // Removes the stubs no other run holds. Idempotent.
   void release_all();
   // Removes stubs left by runs that died. Cheap when there are none.
@@ -35,6 +41,7 @@ class StubRegistry {
     std::string entry;
   };
   Result<Fd> lock_registry();
+  Status acquire_one(const Request& r);
   void remove_if_unused(Fd& lock, const std::string& entry);
 
   std::string dir_;

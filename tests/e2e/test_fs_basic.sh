@@ -29,12 +29,22 @@ wb run -c 'echo via-shell; exit 3'
 check "-c runs through a shell and passes the status" [ "$RC" -eq 3 ]
 check "-c output is the command's" grep -q via-shell <<<"$OUT"
 
-# A denyRead path that does not exist at start stays unreadable if the host creates it meanwhile.
-(sleep 0.5; mkdir -p "$HOME/.aws"; echo AWS-SECRET > "$HOME/.aws/credentials") &
-wb run -- sh -c 'sleep 1.5; cat ~/.aws/credentials'
+# A denyRead path from settings that does not exist at start stays unreadable if the host
+# creates it meanwhile (a stub carries the mask for the run, and is removed after).
+printf '{"sandbox":{"enabled":true,"filesystem":{"denyRead":["~/vault"]}}}' > "$SCRATCH/vault.json"
+(sleep 0.5; mkdir -p "$HOME/vault"; echo VAULT-SECRET > "$HOME/vault/key") &
+wb run --settings "$SCRATCH/vault.json" -- sh -c 'sleep 1.5; cat ~/vault/key'
 wait
-check "a denyRead path created during the run stays unreadable" bash -c '! grep -q AWS-SECRET <<<"$0"' "$OUT"
-check "the host's new file is kept after the run" grep -q AWS-SECRET "$HOME/.aws/credentials"
+check "a denyRead path created during the run stays unreadable" bash -c '! grep -q VAULT-SECRET <<<"$0"' "$OUT"
+check "the host's new file is kept after the run" grep -q VAULT-SECRET "$HOME/vault/key"
+rm -rf "$HOME/vault"
+wb run --settings "$SCRATCH/vault.json" -- true
+check "the stub for a missing denyRead path is gone after the run" [ ! -e "$HOME/vault" ]
+# A built-in credential path that appears during the run is reported after it.
+(sleep 0.5; mkdir -p "$HOME/.aws"; echo AWS > "$HOME/.aws/credentials") &
+wb run -- sh -c 'sleep 1.5'
+wait
+check "a credential path created during the run is warned about" grep -q '.aws.*created during the run' <<<"$OUT"
 rm -rf "$HOME/.aws"
 
 check "no file appeared in home or the workspace" [ "$(snapshot "$HOME")" = "$before_home" ]
