@@ -9,6 +9,7 @@
 #include "bwrap/exec.hpp"
 #include "bwrap/facts.hpp"
 #include "bwrap/plan.hpp"
+#include "bwrap/seccomp.hpp"
 #include "core/log.hpp"
 #include "core/paths.hpp"
 #include "core/sys/guards.hpp"
@@ -154,8 +155,11 @@ Result<int> run_sandboxed(LinuxRun run) {
   double t1 = now_ms();
   log::info(fmt::format("prepared in {:.2f} ms: {} mounts, {} stubs", t1 - t0, p.plan.mounts.size(), stubs.held()));
   for (const auto& w : p.plan.warnings) log::warn(w);
-  RunSpec spec{run.command, run.cwd, run.env, false, -1};
+  // The filter is part of the sandbox: if it cannot be built, nothing runs (fail closed).
+  sys::Fd filter = WB_TRY(compile_seccomp(seccomp_rules({run.allow_unix_sockets})));
+  RunSpec spec{run.command, run.cwd, run.env, false, kSeccompFd};
   ExecRequest req;
+  req.seccomp_fd = filter.get();
   req.bwrap = run.bwrap;
   req.args = render_args(p.plan, p.facts, spec);
   req.command = run.command;
@@ -178,7 +182,8 @@ Result<std::string> describe_sandboxed(LinuxRun run) {
     out += fmt::format("# stub ({}) created for the run: {}\n", s.type == LeafType::kDir ? "directory" : "file",
                        shell_quote(s.path));
   }
-  RunSpec spec{run.command, run.cwd, run.env, false, -1};
+  RunSpec spec{run.command, run.cwd, run.env, false, kSeccompFd};
+  out += "# fd 5: the seccomp filter (`wavebox doctor -v` lists its rules)\n";
   out += shell_quote(run.bwrap);
   for (const auto& a : render_args(p.plan, p.facts, spec)) out += " " + shell_quote(a);
   out += " --";

@@ -20,6 +20,7 @@ struct LinuxRun {
   int bwrap_version[3] = {0, 0, 0};
   sys::StateDir state;
   std::optional<double> timeout_seconds;
+  bool allow_unix_sockets = false;  // network.allowAllUnixSockets
 };
 
 // Runs the command sandboxed; returns the exit status to pass on.

@@ -6,6 +6,7 @@
 #include "cli/options.hpp"
 #include "cli/setup.hpp"
 #include "core/log.hpp"
+#include "bwrap/seccomp_rules.hpp"
 #include "core/sys/platform.hpp"
 
 namespace wb::cli {
@@ -70,6 +71,10 @@ int cmd_doctor(const Options& o) {
     for (const auto& x : j["policy"]["filesystem"]["writable"]) std::printf("    %s\n", x.get<std::string>().c_str());
     std::printf("  unreadable:\n");
     for (const auto& x : j["policy"]["filesystem"]["denyRead"]) std::printf("    %s\n", x.get<std::string>().c_str());
+  }
+  if (o.verbose) {
+    auto rules = lnx::seccomp_rules({s.sandbox.network.allow_all_unix_sockets});
+    std::printf("  seccomp rules (%zu):\n%s", rules.size(), lnx::describe_rules(rules).c_str());
   }
   return 0;
 }

@@ -168,6 +168,7 @@ int run_or_wrap(const Options& o, bool dry) {
   std::copy(std::begin(bwrap.version), std::end(bwrap.version), run.bwrap_version);
   run.state = *state;
   run.timeout_seconds = s.sandbox.resources.timeout_seconds;
+  run.allow_unix_sockets = s.sandbox.network.allow_all_unix_sockets;
   if (dry) {
     auto text = lnx::describe_sandboxed(std::move(run));
     if (!text.ok()) return report_error(text.error());

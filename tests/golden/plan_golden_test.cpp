@@ -223,3 +223,14 @@ TEST_CASE("plan: a writable workspace inside a denied-read home stays visible, i
   CHECK(m[3].kind == MountKind::kRoBind);
   CHECK(m[3].path == "/home/u/proj/.git/hooks");
 }
+
+#include "bwrap/seccomp_rules.hpp"
+
+TEST_CASE("seccomp rule list is pinned (rules, not BPF bytes)") {
+  check_golden("seccomp_rules", lnx::describe_rules(lnx::seccomp_rules({false})));
+  auto with_unix = lnx::seccomp_rules({true});
+  for (const auto& r : with_unix) {
+    bool unix_rule = (r.syscall == "socket" || r.syscall == "socketpair") && !r.args.empty() && r.args[0].value == 1;
+    CHECK_FALSE(unix_rule);
+  }
+}

@@ -1,0 +1,61 @@
+#include "bwrap/seccomp.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <seccomp.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+namespace wb::lnx {
+namespace {
+
+struct CtxDeleter {
+  void operator()(void* c) const { seccomp_release(static_cast<scmp_filter_ctx>(c)); }
+};
+
+Error fail(const std::string& what, int rc) {
+  return make_error(ErrorKind::kSandboxFailed,
+                    fmt::format("seccomp filter: {} failed: {}", what, std::strerror(rc < 0 ? -rc : rc)));
+}
+
+scmp_arg_cmp to_cmp(const ArgCheck& a) {
+  // libseccomp's SCMP_CMP32 only narrows the datum; the masking of the argument is ours.
+  std::uint64_t mask = a.op == ArgCheck::Op::kMaskedEq ? a.mask : ~std::uint64_t{0};
+  if (a.low32) mask &= 0xffffffffULL;
+  return SCMP_CMP64(a.arg, SCMP_CMP_MASKED_EQ, mask, a.value & mask);
+}
+
+}  // namespace
+
+Result<sys::Fd> compile_seccomp(const std::vector<SeccompRule>& rules) {
+  std::unique_ptr<void, CtxDeleter> ctx(seccomp_init(SCMP_ACT_ALLOW));
+  if (!ctx) return fail("seccomp_init", ENOMEM);
+  auto* c = static_cast<scmp_filter_ctx>(ctx.get());
+  int rc = seccomp_attr_set(c, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+  if (rc != 0) return fail("setting the bad-architecture action", rc);
+  for (const auto& r : rules) {
+    int nr = seccomp_syscall_resolve_name(r.syscall.c_str());
+    if (nr == __NR_SCMP_ERROR) {
+      // A call this architecture does not have (vm86 on x86_64): nothing to refuse.
+      continue;
+    }
+    std::vector<scmp_arg_cmp> cmps;
+    for (const auto& a : r.args) cmps.push_back(to_cmp(a));
+    rc = seccomp_rule_add_array(c, SCMP_ACT_ERRNO(static_cast<std::uint16_t>(r.errno_value)), nr,
+                                static_cast<unsigned>(cmps.size()), cmps.empty() ? nullptr : cmps.data());
+    if (rc != 0) return fail("adding the rule for " + r.syscall, rc);
+  }
+  sys::Fd fd(::memfd_create("wavebox-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (!fd.valid()) return fail("memfd_create", errno);
+  rc = seccomp_export_bpf(c, fd.get());
+  if (rc != 0) return fail("exporting the BPF program", rc);
+  ::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+  ::lseek(fd.get(), 0, SEEK_SET);
+  return fd;
+}
+
+}  // namespace wb::lnx

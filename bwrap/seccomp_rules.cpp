@@ -1,0 +1,91 @@
+// pure
+#include "bwrap/seccomp_rules.hpp"
+
+#include <fmt/format.h>
+
+namespace wb::lnx {
+namespace {
+
+// Linux ABI constants, spelled out so this file needs no system header.
+constexpr int kEPERM = 1, kENOSYS = 38, kEAFNOSUPPORT = 97;
+constexpr std::uint64_t kAfUnix = 1, kAfInet = 2, kAfInet6 = 10, kAfNetlink = 16, kAfMax = 46;
+constexpr std::uint64_t kSockDgram = 2, kSockTypeMask = 0xf;
+constexpr std::uint64_t kCloneNewUser = 0x10000000;
+constexpr std::uint64_t kTiocsti = 0x5412, kTioclinux = 0x541C;
+
+SeccompRule always(const char* name, int err, const char* why) { return {name, err, {}, why}; }
+
+}  // namespace
+
+std::vector<SeccompRule> seccomp_rules(const SeccompOptions& o) {
+  std::vector<SeccompRule> r;
+  using Op = ArgCheck::Op;
+  // Sockets: the proxy is the only way out (NET-3); AF_UNIX would reach host daemons (docker,
+  // ssh-agent, dbus) through a read-only bind, since connect() needs no write access to a mount.
+  if (!o.allow_unix_sockets) {
+    r.push_back({"socket", kEPERM, {{0, Op::kEq, 0, kAfUnix}}, "AF_UNIX reaches host daemons"});
+    r.push_back({"socketpair", kEPERM, {{0, Op::kEq, 0, kAfUnix}, {1, Op::kMaskedEq, kSockTypeMask, kSockDgram}},
+                 "a datagram end can sendto() a host socket by path"});
+  }
+  for (std::uint64_t fam = 0; fam < kAfMax; ++fam) {
+    if (fam == kAfUnix || fam == kAfInet || fam == kAfInet6 || fam == kAfNetlink) continue;
+    r.push_back({"socket", kEAFNOSUPPORT, {{0, Op::kEq, 0, fam}}, "only INET, INET6, NETLINK (and UNIX if allowed)"});
+  }
+  // Families >= AF_MAX (in the low 32 bits) are refused by the kernel itself.
+  // Kernel attack surface with a history of sandbox escapes.
+  for (const char* s : {"io_uring_setup", "io_uring_enter", "io_uring_register"}) {
+    r.push_back(always(s, kENOSYS, "io_uring bypasses seccomp for its operations"));
+  }
+  for (const char* s : {"ptrace", "process_vm_readv", "process_vm_writev"}) {
+    r.push_back(always(s, kEPERM, "reading or steering other processes"));
+  }
+  // User namespaces would give the command capabilities again (CVE-2022-0185 and many more);
+  // bwrap --disable-userns also stops them, this is the second lock.
+  r.push_back({"clone", kEPERM, {{0, Op::kMaskedEq, kCloneNewUser, kCloneNewUser, false}}, "new user namespace"});
+  r.push_back({"unshare", kEPERM, {{0, Op::kMaskedEq, kCloneNewUser, kCloneNewUser, false}}, "new user namespace"});
+  r.push_back(always("clone3", kENOSYS, "its flags sit in memory seccomp cannot read; libc falls back to clone"));
+  for (const char* s : {"mount", "umount2", "pivot_root", "chroot", "setns"}) {
+    r.push_back(always(s, kEPERM, "mount table and namespaces are fixed by the sandbox"));
+  }
+  for (const char* s : {"open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr"}) {
+    r.push_back(always(s, kENOSYS, "the new mount API"));
+  }
+  // CVE-2017-5226 (TIOCSTI) and TIOCLINUX: pushing input into the caller's terminal.
+  r.push_back({"ioctl", kEPERM, {{1, Op::kEq, 0, kTiocsti}}, "TIOCSTI injects terminal input"});
+  r.push_back({"ioctl", kEPERM, {{1, Op::kEq, 0, kTioclinux}}, "TIOCLINUX can inject terminal input"});
+  for (const char* s : {"keyctl", "add_key", "request_key"}) {
+    r.push_back(always(s, kEPERM, "the kernel keyring is not namespaced"));
+  }
+  for (const char* s : {"bpf", "perf_event_open", "userfaultfd"}) {
+    r.push_back(always(s, kEPERM, "kernel attack surface (eBPF, perf, userfaultfd races)"));
+  }
+  // The privileged calls Docker's default profile refuses.
+  for (const char* s : {"acct", "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
+                        "reboot", "swapon", "swapoff", "settimeofday", "clock_settime", "clock_adjtime",
+                        "adjtimex", "quotactl", "lookup_dcookie", "vhangup", "syslog", "iopl", "ioperm",
+                        "open_by_handle_at", "name_to_handle_at", "uselib", "ustat", "sysfs", "_sysctl",
+                        "nfsservctl", "get_kernel_syms", "query_module", "create_module", "pciconfig_read",
+                        "pciconfig_write", "pciconfig_iobase", "afs_syscall", "tuxcall", "security", "vm86",
+                        "vm86old", "kcmp", "fanotify_init"}) {
+    r.push_back(always(s, kEPERM, "privileged; refused by Docker's default profile too"));
+  }
+  return r;
+}
+
+std::string describe_rules(const std::vector<SeccompRule>& rules) {
+  std::string out;
+  for (const auto& r : rules) {
+    std::string cond;
+    for (const auto& a : r.args) {
+      std::string lhs = a.low32 ? fmt::format("(u32)arg{}", a.arg) : fmt::format("arg{}", a.arg);
+      switch (a.op) {
+        case ArgCheck::Op::kEq: cond += fmt::format(" {}=={:#x}", lhs, a.value); break;
+        case ArgCheck::Op::kMaskedEq: cond += fmt::format(" ({}&{:#x})=={:#x}", lhs, a.mask, a.value); break;
+      }
+    }
+    out += fmt::format("{}{} -> errno {}  # {}\n", r.syscall, cond, r.errno_value, r.why);
+  }
+  return out;
+}
+
+}  // namespace wb::lnx

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# The seccomp filter: each refused call is refused (also with high bits set in an int argument),
+# ordinary calls still work, host Unix sockets are out of reach, real tools run under it.
+. "$(dirname "$0")/lib.sh"
+PROBE="$(dirname "$WAVEBOX")/try_syscalls"
+[ -x "$PROBE" ] || { echo "probe not built"; exit 77; }
+
+wb run -- "$PROBE"
+expect() {  # name errno
+  local got; got=$(awk -v n="$1" '$1==n {print $2}' <<<"$OUT")
+  if [ "$got" = "$2" ]; then pass "$1 -> $2"; else fail "$1: expected errno $2, got '${got:-missing}'"; fi
+}
+EPERM=1 ENOSYS=38 EAFNOSUPPORT=97
+expect socket_unix $EPERM
+expect socket_unix_highbits $EPERM
+expect socket_packet $EAFNOSUPPORT
+expect socket_bluetooth $EAFNOSUPPORT
+expect socketpair_unix_dgram $EPERM
+expect io_uring_setup $ENOSYS
+expect ptrace $EPERM
+expect process_vm_readv $EPERM
+expect unshare_newuser $EPERM
+expect unshare_newuser_highbits $EPERM
+expect clone3 $ENOSYS
+expect mount $EPERM
+expect umount2 $EPERM
+expect pivot_root $EPERM
+expect chroot $EPERM
+expect setns $EPERM
+expect open_tree $ENOSYS
+expect fsopen $ENOSYS
+expect mount_setattr $ENOSYS
+expect ioctl_tiocsti $EPERM
+expect ioctl_tiocsti_highbits $EPERM
+expect keyctl $EPERM
+expect add_key $EPERM
+expect bpf $EPERM
+expect perf_event_open $EPERM
+expect userfaultfd $EPERM
+expect open_by_handle_at $EPERM
+expect kexec_load $EPERM
+# What must keep working.
+expect socket_inet 0
+expect socket_inet6 0
+expect socket_netlink 0
+expect socketpair_unix_stream 0
+expect clone_plain 0
+expect memfd_create 0
+expect execveat_bad_fd 0
+expect prctl 0
+
+# A host Unix socket listener (stream and datagram) receives nothing from inside.
+if command -v python3 >/dev/null; then
+  sock="$SCRATCH/host.sock"; dsock="$SCRATCH/host-dgram.sock"; log="$SCRATCH/received"
+  python3 - "$sock" "$dsock" "$log" <<'PY' &
+import os, socket, sys, select, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.bind(sys.argv[1]); s.listen(5)
+d = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); d.bind(sys.argv[2])
+open(sys.argv[3] + ".ready", "w").close()
+end = time.time() + 8
+while time.time() < end:
+    r, _, _ = select.select([s, d], [], [], 0.2)
+    for x in r:
+        with open(sys.argv[3], "a") as f:
+            if x is s:
+                c, _ = s.accept(); f.write("stream:" + c.recv(100).decode(errors="replace") + "\n")
+            else:
+                f.write("dgram:" + d.recv(100).decode(errors="replace") + "\n")
+PY
+  lpid=$!
+  for i in $(seq 1 50); do [ -e "$log.ready" ] && break; sleep 0.1; done
+  chmod 777 "$sock" "$dsock" 2>/dev/null
+  wb run --allow-write "$SCRATCH" -- python3 -c "
+import socket, sys
+for kind, path in ((socket.SOCK_STREAM, '$sock'), (socket.SOCK_DGRAM, '$dsock')):
+    try:
+        c = socket.socket(socket.AF_UNIX, kind)
+        c.connect(path) if kind == socket.SOCK_STREAM else None
+        c.sendto(b'escape', path) if kind == socket.SOCK_DGRAM else c.send(b'escape')
+        print('sent', kind)
+    except OSError as e:
+        print('refused', kind, e.errno)
+try:
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    a.sendto(b'escape', '$dsock'); print('sent via socketpair')
+except OSError as e:
+    print('refused socketpair', e.errno)
+"
+  sleep 0.5
+  kill $lpid 2>/dev/null; wait $lpid 2>/dev/null
+  check "the host Unix listeners received nothing" bash -c '[ ! -s "$0" ]' "$log"
+  check "the sandboxed attempts were refused" bash -c '! grep -q "^sent" <<<"$0"' "$OUT"
+fi
+
+# Escape tools fail; real tools still work under the filter.
+wb run -- unshare -r true
+check "unshare -r fails" [ "$RC" -ne 0 ]
+if command -v strace >/dev/null; then
+  wb run -- strace -f true
+  check "strace (ptrace) fails" [ "$RC" -ne 0 ]
+fi
+if command -v keyctl >/dev/null; then
+  wb run -- keyctl show
+  check "keyctl fails" [ "$RC" -ne 0 ]
+fi
+wb run -- sh -c 'git init -q r && cd r && git -c user.name=a -c user.email=a@b commit -q --allow-empty -m x && git log --oneline | grep -q x'
+check "git works under the filter" [ "$RC" -eq 0 ]
+wb run -- python3 -c 'import subprocess, multiprocessing as m; print(subprocess.run(["echo","ok"],capture_output=True).stdout.decode().strip())'
+check "python3 (subprocess) works under the filter" [ "$RC" -eq 0 ]
+if command -v node >/dev/null; then
+  wb run -- node -e 'require("child_process").execSync("true"); require("fs").writeFileSync("n.txt","x")'
+  check "node (child_process, fs) works under the filter" [ "$RC" -eq 0 ]
+fi
+if command -v cc >/dev/null && command -v make >/dev/null; then
+  printf 'int main(void){return 0;}\n' > "$WS/m.c"; printf 'm: m.c\n\tcc -o m m.c\n' > "$WS/Makefile"
+  wb run -- sh -c 'make -s && ./m'
+  check "cc and make work under the filter" [ "$RC" -eq 0 ]
+fi
+if command -v npm >/dev/null; then
+  wb run -- npm --version
+  check "npm runs under the filter" [ "$RC" -eq 0 ]
+fi
+finish
