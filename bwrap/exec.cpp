@@ -7,6 +7,7 @@
 #include <spawn.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,6 +80,22 @@ void forward_signal(pid_t init_pid, int sig) {
   }
 }
 
+void write_all(int fd, const char* data, size_t len) {
+  while (len > 0) {
+    ssize_t n = ::write(fd, data, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    data += n;
+    len -= static_cast<size_t>(n);
+  }
+}
+
+double now_s() {
+  struct timespec ts;
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 }  // namespace
 
 Result<int> exec_bwrap(const ExecRequest& req) {
@@ -89,8 +106,19 @@ Result<int> exec_bwrap(const ExecRequest& req) {
   if (::pipe2(pfd, O_CLOEXEC) != 0) return sys::sys_error("pipe2", "status", errno);
   Fd status_rd = high_fd(pfd[0]);
   Fd status_wr = high_fd(pfd[1]);
-  Fd seccomp;
+  Fd seccomp, obs_bpf, obs_sock, err_rd, err_wr;
   if (req.seccomp_fd >= 0) seccomp = Fd(::fcntl(req.seccomp_fd, F_DUPFD_CLOEXEC, 10));
+  bool observe = req.observer && req.observer_bpf_fd >= 0 && !req.shim.empty();
+  if (observe) {
+    obs_bpf = Fd(::fcntl(req.observer_bpf_fd, F_DUPFD_CLOEXEC, 10));
+    obs_sock = Fd(::fcntl(req.observer->shim_socket_fd(), F_DUPFD_CLOEXEC, 10));
+    req.observer->close_shim_end();
+  }
+  if (req.stderr_line) {
+    if (::pipe2(pfd, O_CLOEXEC) != 0) return sys::sys_error("pipe2", "stderr", errno);
+    err_rd = high_fd(pfd[0]);
+    err_wr = high_fd(pfd[1]);
+  }
 
   sigset_t fwd, old;
   sigemptyset(&fwd);
@@ -103,14 +131,15 @@ Result<int> exec_bwrap(const ExecRequest& req) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, args.get(), kArgsFd);
   posix_spawn_file_actions_adddup2(&fa, status_wr.get(), kStatusFd);
-  int first_free = kStatusFd + 1;
-  if (seccomp.valid()) {
-    posix_spawn_file_actions_adddup2(&fa, seccomp.get(), kSeccompFd);
-    first_free = kSeccompFd + 1;
+  if (seccomp.valid()) posix_spawn_file_actions_adddup2(&fa, seccomp.get(), kSeccompFd);
+  if (observe) {
+    posix_spawn_file_actions_adddup2(&fa, obs_bpf.get(), kObserverBpfFd);
+    posix_spawn_file_actions_adddup2(&fa, obs_sock.get(), kObserverSockFd);
   }
+  if (err_wr.valid()) posix_spawn_file_actions_adddup2(&fa, err_wr.get(), 2);
   // Descriptors the caller leaked to us must not reach the sandbox: an open directory there
   // would be a way around every mount (openat on it sees the host).
-  posix_spawn_file_actions_addclosefrom_np(&fa, first_free);
+  posix_spawn_file_actions_addclosefrom_np(&fa, kObserverSockFd + 1);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t empty, defaults;
@@ -123,9 +152,13 @@ Result<int> exec_bwrap(const ExecRequest& req) {
   posix_spawnattr_setpgroup(&attr, 0);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
 
-  std::string fd_arg = std::to_string(kArgsFd);
-  std::vector<char*> argv = {const_cast<char*>(req.bwrap.c_str()), const_cast<char*>("--args"),
-                             fd_arg.data(), const_cast<char*>("--")};
+  std::string fd_arg = std::to_string(kArgsFd), bpf_arg = std::to_string(kObserverBpfFd),
+              sock_arg = std::to_string(kObserverSockFd);
+  std::vector<char*> argv = {const_cast<char*>(req.bwrap.c_str()), const_cast<char*>("--args"), fd_arg.data(),
+                             const_cast<char*>("--")};
+  if (observe) {
+    argv.insert(argv.end(), {const_cast<char*>(req.shim.c_str()), bpf_arg.data(), sock_arg.data()});
+  }
   for (const auto& c : req.command) argv.push_back(const_cast<char*>(c.c_str()));
   argv.push_back(nullptr);
   std::vector<char*> envp;
@@ -138,24 +171,24 @@ Result<int> exec_bwrap(const ExecRequest& req) {
   status_wr.reset();
   args.reset();
   seccomp.reset();
+  obs_bpf.reset();
+  obs_sock.reset();
+  err_wr.reset();
   if (rc != 0) {
     ::sigprocmask(SIG_SETMASK, &old, nullptr);
     return make_error(ErrorKind::kSandboxFailed, fmt::format("cannot start \"{}\": {}", req.bwrap, std::strerror(rc)));
   }
 
-  std::string status_text;
+  std::string status_text, err_line;
   pid_t init_pid = -1;
   int wait_status = 0;
-  bool exited = false, timed_out = false, status_eof = false;
-  struct timespec start;
-  ::clock_gettime(CLOCK_MONOTONIC, &start);
-  while (!exited || !status_eof) {
+  bool exited = false, timed_out = false, status_eof = false, err_eof = !err_rd.valid();
+  bool observer_lost = false;
+  double start = now_s(), exited_at = 0;
+  while (!exited || !status_eof || !err_eof) {
     int timeout_ms = -1;
     if (req.timeout_seconds && !timed_out && init_pid > 0) {
-      struct timespec now;
-      ::clock_gettime(CLOCK_MONOTONIC, &now);
-      double elapsed = (now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9;
-      double left = *req.timeout_seconds - elapsed;
+      double left = *req.timeout_seconds - (now_s() - start);
       if (left <= 0) {
         timed_out = true;
         ::kill(init_pid, SIGKILL);  // pid 1 of the sandbox: its whole pid namespace goes
@@ -163,11 +196,43 @@ Result<int> exec_bwrap(const ExecRequest& req) {
       }
       timeout_ms = static_cast<int>(left * 1000) + 1;
     }
-    struct pollfd p[2] = {{sigfd.get(), POLLIN, 0}, {status_eof ? -1 : status_rd.get(), POLLIN, 0}};
-    if (exited) timeout_ms = 1000;  // bwrap is gone; the pipe closes as soon as its children do
-    int n = ::poll(p, 2, timeout_ms);
+    if (exited) {
+      // bwrap is gone; the pipes close as soon as the last sandboxed process does. A process
+      // that escaped the pid namespace could hold them open: give up after a while.
+      if (now_s() - exited_at > 2.0) break;
+      timeout_ms = 200;
+    }
+    struct pollfd p[5] = {
+        {sigfd.get(), POLLIN, 0},
+        {status_eof ? -1 : status_rd.get(), POLLIN, 0},
+        {err_eof ? -1 : err_rd.get(), POLLIN, 0},
+        {observe && req.observer->socket_fd() >= 0 ? req.observer->socket_fd() : -1, POLLIN, 0},
+        {observe && req.observer->ready() ? req.observer->listener_fd() : -1, POLLIN, 0},
+    };
+    int n = ::poll(p, 5, timeout_ms);
     if (n < 0 && errno != EINTR) break;
-    if (n == 0 && exited) break;
+    if (p[4].revents & POLLIN) req.observer->handle_one();
+    if (p[3].revents) {
+      if (!req.observer->receive_listener()) observer_lost = true;
+    }
+    if (p[2].revents) {
+      char buf[8192];
+      ssize_t r = ::read(err_rd.get(), buf, sizeof buf);
+      if (r > 0) {
+        // Relayed unchanged and at once; lines are only copied for recognition.
+        write_all(2, buf, static_cast<size_t>(r));
+        err_line.append(buf, static_cast<size_t>(r));
+        size_t nl;
+        while ((nl = err_line.find('\n')) != std::string::npos) {
+          req.stderr_line(err_line.substr(0, nl));
+          err_line.erase(0, nl + 1);
+        }
+        if (err_line.size() > 65536) err_line.erase(0, err_line.size() - 4096);
+      } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+        err_eof = true;
+        if (!err_line.empty()) req.stderr_line(err_line);
+      }
+    }
     if (p[1].revents) {
       char buf[512];
       ssize_t r = ::read(status_rd.get(), buf, sizeof buf);
@@ -184,9 +249,9 @@ Result<int> exec_bwrap(const ExecRequest& req) {
         if (si.ssi_signo == SIGCHLD) continue;
         forward_signal(init_pid, static_cast<int>(si.ssi_signo));
       }
-      if (!exited) {
-        pid_t w = ::waitpid(pid, &wait_status, WNOHANG);
-        if (w == pid) exited = true;
+      if (!exited && ::waitpid(pid, &wait_status, WNOHANG) == pid) {
+        exited = true;
+        exited_at = now_s();
       }
     }
   }
@@ -201,6 +266,9 @@ Result<int> exec_bwrap(const ExecRequest& req) {
     int code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
     return make_error(ErrorKind::kSandboxFailed,
                       fmt::format("bubblewrap could not set up the sandbox (status {}); its message is above", code));
+  }
+  if (observe && (observer_lost || !req.observer->ready())) {
+    return make_error(ErrorKind::kSandboxFailed, "the observer did not start inside the sandbox; its message is above");
   }
   long code = find_json_number(status_text, "\"exit-code\"");
   if (code >= 0) return static_cast<int>(code);

@@ -214,6 +214,33 @@ Result<Plan> plan_mounts(const FsPolicy& policy, const LinuxFacts& facts) {
   return plan;
 }
 
+bool write_allowed(const Plan& plan, const std::string& path) {
+  // bwrap's own /dev (with /dev/shm) and /proc are not read-only binds of the host.
+  if (paths::is_within(path, "/dev") || paths::is_within(path, "/proc")) return true;
+  bool allowed = false;  // "--ro-bind / /"
+  for (const auto& op : plan.mounts) {
+    if (!paths::is_within(path, op.path)) continue;
+    switch (op.kind) {
+      case MountKind::kRwBind:
+      case MountKind::kPin: allowed = true; break;
+      case MountKind::kCarve: allowed = op.writable; break;
+      case MountKind::kRoBind:
+      case MountKind::kMaskDir:
+      case MountKind::kMaskFile: allowed = false; break;
+    }
+  }
+  return allowed;
+}
+
+bool read_masked(const Plan& plan, const std::string& path) {
+  bool masked = false;
+  for (const auto& op : plan.mounts) {
+    if (!paths::is_within(path, op.path)) continue;
+    masked = op.kind == MountKind::kMaskDir || op.kind == MountKind::kMaskFile;
+  }
+  return masked;
+}
+
 std::vector<std::string> render_args(const Plan& plan, const LinuxFacts& facts, const RunSpec& run) {
   std::vector<std::string> a = {
       // CVE-2017-5226: without a new session the command could push input into our terminal.

@@ -67,6 +67,12 @@ struct RunSpec {
 // be placed (a guarded symlink inside a writable tree).
 Result<Plan> plan_mounts(const FsPolicy& policy, const LinuxFacts& facts);
 
+// Whether the planned sandbox lets the command write at path (the last mount covering it
+// decides, as in the kernel). For the observer's reports; the mounts themselves enforce.
+bool write_allowed(const Plan& plan, const std::string& path);
+// Whether path lies under a read mask of the plan.
+bool read_masked(const Plan& plan, const std::string& path);
+
 // Renders the bwrap options for one run (given through `--args FD`; bwrap stops reading an --args
 // file at "--", so the command itself follows on the real command line).
 std::vector<std::string> render_args(const Plan& plan, const LinuxFacts& facts, const RunSpec& run);

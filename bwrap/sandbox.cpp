@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <set>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "bwrap/exec.hpp"
+#include "bwrap/observer.hpp"
 #include "bwrap/facts.hpp"
 #include "bwrap/plan.hpp"
 #include "bwrap/seccomp.hpp"
@@ -147,7 +150,43 @@ void warn_new_repositories(const Prepared& before, const std::string& cache) {
 
 }  // namespace
 
-Result<int> run_sandboxed(LinuxRun run) {
+namespace {
+
+std::string shim_path() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return {};
+  std::string shim = paths::join(paths::parent(std::string(buf, static_cast<size_t>(n))), "wavebox-shim");
+  return ::access(shim.c_str(), X_OK) == 0 ? shim : std::string();
+}
+
+bool stderr_is_pipe() {
+  struct stat st;
+  return ::fstat(2, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
+// Paths in an error line ("cat: /home/u/.ssh/id_rsa: Permission denied") that lie under a read
+// mask. Relative paths are taken against the command's directory.
+void scan_for_denied_reads(const std::string& line, const Plan& plan, const std::string& cwd, ViolationLog& log) {
+  static const std::string kStop = " \t:'\"`,;()[]{}<>|";
+  size_t i = 0;
+  while (i < line.size()) {
+    size_t start = line.find_first_not_of(kStop, i);
+    if (start == std::string::npos) break;
+    size_t end = line.find_first_of(kStop, start);
+    if (end == std::string::npos) end = line.size();
+    std::string tok = line.substr(start, end - start);
+    i = end;
+    if (tok.find('/') == std::string::npos || tok.size() > 4096) continue;
+    while (tok.size() > 1 && (tok.back() == '.' || tok.back() == '/')) tok.pop_back();
+    std::string abs = tok[0] == '/' ? paths::normalize(tok) : paths::normalize(cwd + "/" + tok);
+    if (read_masked(plan, abs)) log.add({"file-read", abs, ""});
+  }
+}
+
+}  // namespace
+
+Result<RunOutcome> run_sandboxed(LinuxRun run) {
   double t0 = now_ms();
   sys::StubRegistry stubs(run.state.stubs);
   stubs.sweep();
@@ -165,14 +204,39 @@ Result<int> run_sandboxed(LinuxRun run) {
   req.command = run.command;
   req.env = run.env;
   req.timeout_seconds = run.timeout_seconds;
+
+  RunOutcome outcome;
+  ViolationLog violations;
+  const Plan& plan = p.plan;
+  Observer observer([&plan](const std::string& path) { return write_allowed(plan, path); }, &violations);
+  sys::Fd observer_bpf;
+  req.shim = shim_path();
+  if (req.shim.empty()) {
+    log::warn("wavebox-shim is not installed next to wavebox: refused writes will not be listed");
+  } else {
+    observer_bpf = WB_TRY(compile_observer());
+    req.observer_bpf_fd = observer_bpf.get();
+    req.observer = &observer;
+    outcome.observed_writes = true;
+  }
+  if (stderr_is_pipe()) {
+    outcome.relayed_stderr = true;
+    req.stderr_line = [&](const std::string& line) { scan_for_denied_reads(line, plan, run.cwd, violations); };
+  }
+
   auto missing = missing_unstubbed(run.policy, p.facts);
   auto result = exec_bwrap(req);
   double t2 = now_ms();
   stubs.release_all();
   warn_new_repositories(p, run.state.scan);
   warn_appeared(missing);
-  log::info(fmt::format("sandbox ran {:.2f} ms; cleanup {:.2f} ms", t2 - t1, now_ms() - t2));
-  return result;
+  log::info(fmt::format("sandbox ran {:.2f} ms ({} notifications); cleanup {:.2f} ms", t2 - t1,
+                        observer.handled(), now_ms() - t2));
+  if (!result.ok()) return result.error();
+  outcome.exit_code = *result;
+  outcome.violations = violations.items();
+  outcome.more = violations.dropped();
+  return outcome;
 }
 
 Result<std::string> describe_sandboxed(LinuxRun run) {

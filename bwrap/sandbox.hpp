@@ -7,6 +7,7 @@
 #include "core/policy.hpp"
 #include "core/result.hpp"
 #include "core/sys/fs.hpp"
+#include "core/violations.hpp"
 
 namespace wb::lnx {
 
@@ -23,8 +24,16 @@ struct LinuxRun {
   bool allow_unix_sockets = false;  // network.allowAllUnixSockets
 };
 
-// Runs the command sandboxed; returns the exit status to pass on.
-Result<int> run_sandboxed(LinuxRun run);
+struct RunOutcome {
+  int exit_code = 0;
+  std::vector<Violation> violations;  // in order, deduplicated, not yet filtered by ignore rules
+  size_t more = 0;                    // beyond the cap
+  bool observed_writes = false;       // the observer ran (write reports are complete)
+  bool relayed_stderr = false;        // stderr was relayed (read reports are possible)
+};
+
+// Runs the command sandboxed; returns its exit status and what was refused.
+Result<RunOutcome> run_sandboxed(LinuxRun run);
 // Prints the bubblewrap command line the run would use (stubs it would create as comments).
 Result<std::string> describe_sandboxed(LinuxRun run);
 

@@ -58,4 +58,34 @@ Result<sys::Fd> compile_seccomp(const std::vector<SeccompRule>& rules) {
   return fd;
 }
 
+Result<sys::Fd> compile_observer() {
+  std::unique_ptr<void, CtxDeleter> ctx(seccomp_init(SCMP_ACT_ALLOW));
+  if (!ctx) return fail("seccomp_init", ENOMEM);
+  auto* c = static_cast<scmp_filter_ctx>(ctx.get());
+  auto add = [&](const char* name, std::vector<scmp_arg_cmp> cmps) -> Status {
+    int nr = seccomp_syscall_resolve_name(name);
+    if (nr == __NR_SCMP_ERROR) return ok_status();
+    int rc = seccomp_rule_add_array(c, SCMP_ACT_NOTIFY, nr, static_cast<unsigned>(cmps.size()),
+                                    cmps.empty() ? nullptr : cmps.data());
+    if (rc != 0) return fail(std::string("observer rule for ") + name, rc);
+    return ok_status();
+  };
+  // open/openat: only with write intent; each flag is its own rule (rules OR together).
+  for (unsigned flag : {unsigned(O_WRONLY), unsigned(O_RDWR), unsigned(O_CREAT), unsigned(O_TRUNC)}) {
+    WB_TRY(add("open", {SCMP_CMP64(1, SCMP_CMP_MASKED_EQ, flag, flag)}));
+    WB_TRY(add("openat", {SCMP_CMP64(2, SCMP_CMP_MASKED_EQ, flag, flag)}));
+  }
+  for (const char* s : {"openat2", "creat", "mkdir", "mkdirat", "rmdir", "unlink", "unlinkat", "rename",
+                        "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat", "chmod", "fchmodat",
+                        "chown", "lchown", "fchownat", "truncate", "mknod", "mknodat", "utimensat", "connect"}) {
+    WB_TRY(add(s, {}));
+  }
+  sys::Fd fd(::memfd_create("wavebox-observer", MFD_CLOEXEC));
+  if (!fd.valid()) return fail("memfd_create", errno);
+  int rc = seccomp_export_bpf(c, fd.get());
+  if (rc != 0) return fail("exporting the observer program", rc);
+  ::lseek(fd.get(), 0, SEEK_SET);
+  return fd;
+}
+
 }  // namespace wb::lnx

@@ -10,4 +10,9 @@ namespace wb::lnx {
 // Native architecture only: any other (i386 via int 0x80, x32) kills the process.
 Result<sys::Fd> compile_seccomp(const std::vector<SeccompRule>& rules);
 
+// The observer filter (installed by wavebox-shim inside the sandbox): user notification for
+// write intent (open flags tested in BPF, so plain reads never trap), path-changing calls and
+// connect(). Returns the BPF program in a memfd.
+Result<sys::Fd> compile_observer();
+
 }  // namespace wb::lnx

@@ -14,6 +14,7 @@
 #include "core/paths.hpp"
 #include "core/sys/fs.hpp"
 #include "core/sys/platform.hpp"
+#include "core/violations.hpp"
 
 extern char** environ;
 
@@ -175,9 +176,18 @@ int run_or_wrap(const Options& o, bool dry) {
     std::fwrite(text->data(), 1, text->size(), stdout);
     return 0;
   }
-  auto code = lnx::run_sandboxed(std::move(run));
-  if (!code.ok()) return report_error(code.error());
-  return *code;
+  std::string command_line;
+  for (const auto& a : argv) command_line += (command_line.empty() ? "" : " ") + a;
+  auto outcome = lnx::run_sandboxed(std::move(run));
+  if (!outcome.ok()) return report_error(outcome.error());
+  auto shown = filter_ignored(outcome->violations, s.sandbox.ignore_violations, command_line);
+  std::string block = render_block(shown, outcome->more);
+  if (!block.empty()) std::fwrite(block.data(), 1, block.size(), stderr);
+  if (!o.report_json.empty()) {
+    auto st = write_report(o.report_json, outcome->exit_code, true, shown, outcome->more);
+    if (!st) log::warn(st.error().message);
+  }
+  return outcome->exit_code;
 }
 
 }  // namespace

@@ -2,13 +2,38 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <cstring>
 
 #include "core/log.hpp"
 #include "core/paths.hpp"
 
 namespace wb::cli {
+
+Status write_report(const std::string& target, int exit_code, bool sandboxed, const std::vector<Violation>& v,
+                    size_t more) {
+  nlohmann::json j;
+  j["exitCode"] = exit_code;
+  j["sandboxed"] = sandboxed;
+  j["violations"] = nlohmann::json::array();
+  for (const auto& x : v) {
+    j["violations"].push_back({{"operation", x.operation}, {"target", x.target}, {"reason", x.reason}, {"line", x.line()}});
+  }
+  j["violationsNotListed"] = more;
+  std::string text = j.dump() + "\n";
+  if (target.rfind("fd:", 0) == 0) {
+    int fd = std::atoi(target.c_str() + 3);
+    if (::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+      return make_error(ErrorKind::kSystem, fmt::format("--report-json: cannot write to fd {}", fd));
+    }
+    return ok_status();
+  }
+  return sys::write_file_atomic(target, text);
+}
 
 int report_error(const Error& e) {
   switch (e.kind) {

@@ -8,6 +8,7 @@
 #include "core/result.hpp"
 #include "core/settings.hpp"
 #include "core/sys/fs.hpp"
+#include "core/violations.hpp"
 
 namespace wb::cli {
 
@@ -21,6 +22,9 @@ struct Environment {
 
 Result<Environment> load_environment(const Options& o);
 PolicyContext policy_context(const Environment& env, const sys::StateDir& state, const Options& o);
+// Writes the --report-json document to FILE or fd:N.
+Status write_report(const std::string& target, int exit_code, bool sandboxed, const std::vector<Violation>& v,
+                    size_t more);
 // Prints "wavebox: error: ..." and returns the exit status for the error's kind.
 int report_error(const Error& e);
 

@@ -1,0 +1,207 @@
+#include "bwrap/observer.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <linux/seccomp.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/paths.hpp"
+#include "core/sys/fs.hpp"
+
+namespace wb::lnx {
+namespace {
+
+// Reads a NUL-terminated string (or raw bytes) from the notified process.
+bool read_mem(pid_t pid, unsigned long long addr, void* buf, size_t len, size_t* got) {
+  sys::Fd mem(::open(fmt::format("/proc/{}/mem", pid).c_str(), O_RDONLY | O_CLOEXEC));
+  if (!mem.valid()) return false;
+  ssize_t n = ::pread(mem.get(), buf, len, static_cast<off_t>(addr));
+  if (n <= 0) return false;
+  *got = static_cast<size_t>(n);
+  return true;
+}
+
+bool read_path(pid_t pid, unsigned long long addr, std::string& out) {
+  if (addr == 0) return false;
+  char buf[PATH_MAX];
+  size_t got = 0;
+  if (!read_mem(pid, addr, buf, sizeof buf, &got)) return false;
+  size_t len = strnlen(buf, got);
+  out.assign(buf, len);
+  return true;
+}
+
+std::string read_link(const std::string& p) {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink(p.c_str(), buf, sizeof buf);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+// The absolute path the command meant: relative paths against its cwd or the directory fd; the
+// parent resolved through symlinks as the kernel will (the host's view equals the sandbox's for
+// everything the sandbox can write).
+std::string absolute(pid_t pid, long long dirfd, const std::string& p) {
+  std::string full;
+  if (!p.empty() && p[0] == '/') {
+    full = p;
+  } else {
+    std::string base = static_cast<int>(dirfd) == AT_FDCWD ? read_link(fmt::format("/proc/{}/cwd", pid))
+                                                           : read_link(fmt::format("/proc/{}/fd/{}", pid, static_cast<int>(dirfd)));
+    if (base.empty()) base = "/";
+    full = base + "/" + p;
+  }
+  full = paths::normalize(full);
+  std::string parent = sys::real_path_or_empty(paths::parent(full));
+  if (!parent.empty() && full != "/") full = paths::join(parent, paths::basename(full));
+  return full;
+}
+
+}  // namespace
+
+Observer::Observer(std::function<bool(const std::string&)> writable, ViolationLog* log)
+    : writable_(std::move(writable)), log_(log) {
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
+    ours_.reset(sv[0]);
+    theirs_.reset(sv[1]);
+  }
+  struct seccomp_notif_sizes sizes {};
+  if (::syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) == 0) {
+    req_size_ = std::max<size_t>(sizes.seccomp_notif, sizeof(struct seccomp_notif));
+    resp_size_ = std::max<size_t>(sizes.seccomp_notif_resp, sizeof(struct seccomp_notif_resp));
+    req_ = std::calloc(1, req_size_);
+    resp_ = std::calloc(1, resp_size_);
+  }
+}
+
+Observer::~Observer() {
+  std::free(req_);
+  std::free(resp_);
+}
+
+bool Observer::receive_listener() {
+  char byte;
+  struct iovec iov = {&byte, 1};
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } ctl;
+  struct msghdr msg {};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = ctl.buf;
+  msg.msg_controllen = sizeof ctl.buf;
+  ssize_t n = ::recvmsg(ours_.get(), &msg, MSG_CMSG_CLOEXEC);
+  struct cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&msg) : nullptr;
+  ours_.reset();
+  if (!c || c->cmsg_type != SCM_RIGHTS) return false;
+  int fd;
+  std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+  listener_.reset(fd);
+  return true;
+}
+
+void Observer::handle_one() {
+  if (!req_ || !resp_) return;
+  auto* req = static_cast<struct seccomp_notif*>(req_);
+  auto* resp = static_cast<struct seccomp_notif_resp*>(resp_);
+  std::memset(req, 0, req_size_);
+  if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_RECV, req) != 0) {
+    if (errno == ENOENT || errno == EINTR) return;  // the caller went away meanwhile
+    listener_.reset();
+    return;
+  }
+  ++handled_;
+  pid_t pid = static_cast<pid_t>(req->pid);
+  const auto* a = req->data.args;
+  int nr = req->data.nr;
+  std::vector<std::string> targets;  // paths the call writes
+  auto path_at = [&](long long dirfd, unsigned long long addr) {
+    std::string p;
+    if (read_path(pid, addr, p) && !p.empty()) targets.push_back(absolute(pid, dirfd, p));
+  };
+  bool create_only = false;  // O_CREAT without write access: harmless when the file exists
+  std::string network;
+  switch (nr) {
+    case SYS_open: path_at(AT_FDCWD, a[0]); create_only = !(a[1] & (O_WRONLY | O_RDWR | O_TRUNC)); break;
+    case SYS_openat: path_at(static_cast<long long>(a[0]), a[1]); create_only = !(a[2] & (O_WRONLY | O_RDWR | O_TRUNC)); break;
+    case SYS_openat2: {
+      unsigned long long flags = 0;
+      size_t got = 0;
+      if (!read_mem(pid, a[2], &flags, sizeof flags, &got) || !(flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC))) break;
+      path_at(static_cast<long long>(a[0]), a[1]);
+      create_only = !(flags & (O_WRONLY | O_RDWR | O_TRUNC));
+      break;
+    }
+    case SYS_creat: case SYS_mkdir: case SYS_rmdir: case SYS_unlink: case SYS_chmod: case SYS_chown:
+    case SYS_lchown: case SYS_truncate: case SYS_mknod:
+      path_at(AT_FDCWD, a[0]);
+      break;
+    case SYS_mkdirat: case SYS_unlinkat: case SYS_fchmodat: case SYS_fchownat: case SYS_mknodat:
+      path_at(static_cast<long long>(a[0]), a[1]);
+      break;
+    case SYS_utimensat:
+      if (a[1] != 0) path_at(static_cast<long long>(a[0]), a[1]);
+      break;
+    case SYS_rename: case SYS_link: path_at(AT_FDCWD, a[0]); path_at(AT_FDCWD, a[1]);
+      if (nr == SYS_link && !targets.empty()) targets.erase(targets.begin());  // the source is only read
+      break;
+    case SYS_symlink: path_at(AT_FDCWD, a[1]); break;
+    case SYS_symlinkat: path_at(static_cast<long long>(a[1]), a[2]); break;
+    case SYS_renameat: case SYS_renameat2:
+      path_at(static_cast<long long>(a[0]), a[1]);
+      path_at(static_cast<long long>(a[2]), a[3]);
+      break;
+    case SYS_linkat: path_at(static_cast<long long>(a[2]), a[3]); break;
+    case SYS_connect: {
+      struct sockaddr_storage ss {};
+      size_t got = 0;
+      size_t len = std::min<size_t>(a[2], sizeof ss);
+      if (!read_mem(pid, a[1], &ss, len, &got)) break;
+      char ip[INET6_ADDRSTRLEN] = {0};
+      if (ss.ss_family == AF_INET) {
+        auto* in = reinterpret_cast<struct sockaddr_in*>(&ss);
+        if ((ntohl(in->sin_addr.s_addr) >> 24) == 127) break;  // the sandbox's own loopback
+        ::inet_ntop(AF_INET, &in->sin_addr, ip, sizeof ip);
+        network = fmt::format("{}:{}", ip, ntohs(in->sin_port));
+      } else if (ss.ss_family == AF_INET6) {
+        auto* in6 = reinterpret_cast<struct sockaddr_in6*>(&ss);
+        if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr)) break;
+        ::inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof ip);
+        network = fmt::format("[{}]:{}", ip, ntohs(in6->sin6_port));
+      }
+      break;
+    }
+    default: break;
+  }
+  // The memory we read belonged to this very call only if the notification is still pending.
+  bool valid = ::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == 0;
+  std::memset(resp, 0, resp_size_);
+  resp->id = req->id;
+  resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;  // the kernel decides; we only report
+  (void)::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_SEND, resp);
+  if (!valid) return;
+  if (!network.empty()) {
+    log_->add({"network-outbound", network, "direct connection; use the proxy"});
+    return;
+  }
+  for (const auto& t : targets) {
+    if (writable_(t)) continue;
+    if (create_only && sys::exists(t)) continue;
+    log_->add({"file-write", t, ""});
+    break;
+  }
+}
+
+}  // namespace wb::lnx

@@ -1,0 +1,42 @@
+#pragma once
+// The observer's outside half: receives the seccomp user-notification listener from
+// wavebox-shim, reads what each notified call meant (path, or address for connect), always lets
+// the kernel carry the call out, and records the calls the plan refuses as violations.
+#include <functional>
+#include <string>
+
+#include "core/sys/fd.hpp"
+#include "core/violations.hpp"
+
+namespace wb::lnx {
+
+class Observer {
+ public:
+  // writable: whether the sandbox may write at an absolute path.
+  Observer(std::function<bool(const std::string&)> writable, ViolationLog* log);
+  ~Observer();
+  Observer(const Observer&) = delete;
+  Observer& operator=(const Observer&) = delete;
+
+  int socket_fd() const { return ours_.get(); }      // poll: the listener arrives here
+  int shim_socket_fd() const { return theirs_.get(); }  // handed to the shim
+  void close_shim_end() { theirs_.reset(); }
+  int listener_fd() const { return listener_.get(); }  // poll: notifications arrive here
+  bool ready() const { return listener_.valid(); }
+  // Call when socket_fd() is readable; false when the shim closed without sending a listener.
+  bool receive_listener();
+  // Call when listener_fd() is readable: handles one notification.
+  void handle_one();
+  size_t handled() const { return handled_; }
+
+ private:
+  std::function<bool(const std::string&)> writable_;
+  ViolationLog* log_;
+  sys::Fd ours_, theirs_, listener_;
+  void* req_ = nullptr;
+  void* resp_ = nullptr;
+  size_t req_size_ = 0, resp_size_ = 0;
+  size_t handled_ = 0;
+};
+
+}  // namespace wb::lnx

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# SPEC §6: after the command, a <sandbox_violations> block lists each refused write (from the
+# observer) and each refused read it recognised; ignoreViolations drops lines; a clean command
+# prints no block; the command's output and status are untouched; --report-json has the list.
+. "$(dirname "$0")/lib.sh"
+mkdir -p "$HOME/.ssh"; echo SECRET > "$HOME/.ssh/id_rsa"
+out1="/tmp/wb-outside-$$-$RANDOM.txt"
+
+wb run -- sh -c "echo x > $out1"
+check "refused write is listed" grep -qx "deny file-write $out1" <<<"$OUT"
+check "the block is opened and closed" bash -c 'grep -q "^<sandbox_violations>$" <<<"$0" && grep -q "^</sandbox_violations>$" <<<"$0"' "$OUT"
+check "the file does not exist" [ ! -e "$out1" ]
+
+wb run -- sh -c 'cat ~/.ssh/id_rsa'
+check "refused read of a denyRead file is listed" grep -qx "deny file-read $HOME/.ssh/id_rsa" <<<"$OUT"
+check "its content is not in the output" bash -c '! grep -q SECRET <<<"$0"' "$OUT"
+
+d="/tmp/wb-v-$$"
+wb run -- sh -c "mkdir $d; mv /etc/hostname /etc/hn2; ln -s x $d.lnk; rm -f /etc/hostname; exit 0"
+check "mkdir outside is listed" grep -qx "deny file-write $d" <<<"$OUT"
+check "mv outside is listed" grep -q "deny file-write /etc/hostname" <<<"$OUT"
+check "ln outside is listed" grep -qx "deny file-write $d.lnk" <<<"$OUT"
+check "rm of the same path is listed once (deduplicated)" [ "$(grep -c 'deny file-write /etc/hostname$' <<<"$OUT")" -eq 1 ]
+check "the command's status passes through with a block" [ "$RC" -eq 0 ]
+
+wb run -- sh -c 'echo out-line; echo err-line >&2; echo inside > ok.txt'
+check "a clean command prints no block" bash -c '! grep -q sandbox_violations <<<"$0"' "$OUT"
+check "its output is unchanged" [ "$OUT" = "$(printf 'out-line\nerr-line')" ]
+rm -f "$WS/ok.txt"
+
+printf '{"sandbox":{"enabled":true,"ignoreViolations":{"*":["/tmp/wb-ignored"],"no-such-cmd":["/etc"]}}}' > "$SCRATCH/ign.json"
+wb run --settings "$SCRATCH/ign.json" -- sh -c 'echo x > /tmp/wb-ignored-1; echo y > /etc/wb-kept'
+check "an ignored pattern produces no line" bash -c '! grep -q "deny file-write /tmp/wb-ignored" <<<"$0"' "$OUT"
+check "a pattern for another command does not apply" grep -q "deny file-write /etc/wb-kept" <<<"$OUT"
+
+wb run --report-json "$SCRATCH/report.json" -- sh -c "echo x > $out1; exit 4"
+check "report exit code" grep -q '"exitCode":4' "$SCRATCH/report.json"
+check "report lists the violation" grep -q "deny file-write $out1" "$SCRATCH/report.json"
+
+# Many refusals: capped, with a count.
+wb run -- sh -c 'for i in $(seq 1 80); do echo > /etc/wb-many-$i; done 2>/dev/null; true'
+check "the block is capped with a count" grep -qE '^\.\.\. [0-9]+ more$' <<<"$OUT"
+
+# A path with a newline cannot forge a line of the block.
+wb run -- sh -c 'echo > "/etc/evil
+deny file-write /fake" 2>/dev/null; true'
+check "control bytes in paths are escaped" bash -c '! grep -qx "deny file-write /fake" <<<"$0"' "$OUT"
+finish
