@@ -185,7 +185,7 @@ Result<int> exec_bwrap(const ExecRequest& req) {
   bool exited = false, timed_out = false, status_eof = false, err_eof = !err_rd.valid();
   bool observer_lost = false;
   double start = now_s(), exited_at = 0;
-  while (!exited || !status_eof || !err_eof) {
+  while (!exited || !status_eof || !err_eof || (observe && req.observer->socket_fd() >= 0)) {
     int timeout_ms = -1;
     if (req.timeout_seconds && !timed_out && init_pid > 0) {
       double left = *req.timeout_seconds - (now_s() - start);
@@ -207,13 +207,15 @@ Result<int> exec_bwrap(const ExecRequest& req) {
         {status_eof ? -1 : status_rd.get(), POLLIN, 0},
         {err_eof ? -1 : err_rd.get(), POLLIN, 0},
         {observe && req.observer->socket_fd() >= 0 ? req.observer->socket_fd() : -1, POLLIN, 0},
-        {observe && req.observer->ready() ? req.observer->listener_fd() : -1, POLLIN, 0},
     };
-    int n = ::poll(p, 5, timeout_ms);
+    int n = ::poll(p, 4, timeout_ms);
     if (n < 0 && errno != EINTR) break;
-    if (p[4].revents & POLLIN) req.observer->handle_one();
     if (p[3].revents) {
-      if (!req.observer->receive_listener()) observer_lost = true;
+      if (req.observer->receive_listener()) {
+        req.observer->start();
+      } else {
+        observer_lost = true;
+      }
     }
     if (p[2].revents) {
       char buf[8192];
@@ -259,6 +261,7 @@ Result<int> exec_bwrap(const ExecRequest& req) {
     while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
     }
   }
+  if (observe) req.observer->stop();
   ::sigprocmask(SIG_SETMASK, &old, nullptr);
 
   if (timed_out) return 124;

@@ -3,12 +3,16 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -22,12 +26,20 @@
 namespace wb::lnx {
 namespace {
 
-// Reads a NUL-terminated string (or raw bytes) from the notified process.
+// Reads bytes from the notified process: one process_vm_readv, no open of /proc/PID/mem. A read
+// that crosses into an unmapped page returns what came before it.
 bool read_mem(pid_t pid, unsigned long long addr, void* buf, size_t len, size_t* got) {
-  sys::Fd mem(::open(fmt::format("/proc/{}/mem", pid).c_str(), O_RDONLY | O_CLOEXEC));
-  if (!mem.valid()) return false;
-  ssize_t n = ::pread(mem.get(), buf, len, static_cast<off_t>(addr));
-  if (n <= 0) return false;
+  struct iovec local = {buf, len};
+  struct iovec remote = {reinterpret_cast<void*>(addr), len};
+  ssize_t n = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
+  if (n <= 0) {
+    // Retry up to the end of the first page (a path near the end of a mapping).
+    size_t to_page = 4096 - (addr & 4095);
+    if (to_page >= len) return false;
+    local.iov_len = remote.iov_len = to_page;
+    n = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (n <= 0) return false;
+  }
   *got = static_cast<size_t>(n);
   return true;
 }
@@ -48,23 +60,36 @@ std::string read_link(const std::string& p) {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
 }
 
-// The absolute path the command meant: relative paths against its cwd or the directory fd; the
-// parent resolved through symlinks as the kernel will (the host's view equals the sandbox's for
-// everything the sandbox can write).
+// The absolute path the command meant: relative paths against its cwd or the directory fd.
 std::string absolute(pid_t pid, long long dirfd, const std::string& p) {
-  std::string full;
-  if (!p.empty() && p[0] == '/') {
-    full = p;
-  } else {
-    std::string base = static_cast<int>(dirfd) == AT_FDCWD ? read_link(fmt::format("/proc/{}/cwd", pid))
-                                                           : read_link(fmt::format("/proc/{}/fd/{}", pid, static_cast<int>(dirfd)));
-    if (base.empty()) base = "/";
-    full = base + "/" + p;
-  }
-  full = paths::normalize(full);
+  if (!p.empty() && p[0] == '/') return paths::normalize(p);
+  std::string base = static_cast<int>(dirfd) == AT_FDCWD
+                         ? read_link(fmt::format("/proc/{}/cwd", pid))
+                         : read_link(fmt::format("/proc/{}/fd/{}", pid, static_cast<int>(dirfd)));
+  if (base.empty()) base = "/";
+  return paths::normalize(base + "/" + p);
+}
+
+// The same path with its parent resolved through symlinks, as the kernel will (the host's view
+// equals the sandbox's for the parents that matter). Only paths that look refused pay for it.
+std::string resolved(const std::string& full) {
+  if (full == "/") return full;
   std::string parent = sys::real_path_or_empty(paths::parent(full));
-  if (!parent.empty() && full != "/") full = paths::join(parent, paths::basename(full));
-  return full;
+  return parent.empty() ? full : paths::join(parent, paths::basename(full));
+}
+
+// Whether the parent of a path is reached through a symbolic link (then the lexical path is not
+// where the write lands). One openat2 with RESOLVE_NO_SYMLINKS instead of a realpath walk.
+bool via_symlink(const std::string& full) {
+  struct open_how how {};
+  how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+  how.resolve = RESOLVE_NO_SYMLINKS;
+  long fd = ::syscall(SYS_openat2, AT_FDCWD, paths::parent(full).c_str(), &how, sizeof how);
+  if (fd >= 0) {
+    ::close(static_cast<int>(fd));
+    return false;
+  }
+  return errno == ELOOP;
 }
 
 }  // namespace
@@ -86,6 +111,7 @@ Observer::Observer(std::function<bool(const std::string&)> writable, ViolationLo
 }
 
 Observer::~Observer() {
+  stop();
   std::free(req_);
   std::free(resp_);
 }
@@ -112,17 +138,51 @@ bool Observer::receive_listener() {
   return true;
 }
 
+namespace {
+constexpr int kStopSignal = 40;  // a real-time signal, no-op handler: interrupts the blocking receive
+void on_stop_signal(int) {}
+// Linux 6.7: the notifier hands the CPU straight to the supervisor and back.
+constexpr unsigned long kNotifSetFlags = SECCOMP_IOW(4, __u64);
+constexpr __u64 kSyncWakeUp = 1;
+}  // namespace
+
+void Observer::start() {
+  if (!listener_.valid() || thread_.joinable()) return;
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;  // no SA_RESTART: the ioctl returns EINTR
+  ::sigaction(kStopSignal, &sa, nullptr);
+  (void)::ioctl(listener_.get(), kNotifSetFlags, kSyncWakeUp);  // older kernels: EINVAL, fine
+  thread_ = std::thread([this] { run(); });
+}
+
+void Observer::stop() {
+  if (!thread_.joinable()) return;
+  stopping_ = true;
+  ::pthread_kill(thread_.native_handle(), kStopSignal);
+  thread_.join();
+}
+
+void Observer::run() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, kStopSignal);
+  ::pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+  while (!stopping_ && listener_.valid()) handle_one();
+}
+
 void Observer::handle_one() {
   if (!req_ || !resp_) return;
   auto* req = static_cast<struct seccomp_notif*>(req_);
   auto* resp = static_cast<struct seccomp_notif_resp*>(resp_);
   std::memset(req, 0, req_size_);
   if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_RECV, req) != 0) {
-    if (errno == ENOENT || errno == EINTR) return;  // the caller went away meanwhile
-    listener_.reset();
+    if (errno == ENOENT || errno == EINTR) return;  // the caller went away meanwhile, or stop()
+    stopping_ = true;
     return;
   }
   ++handled_;
+  struct timespec tb, te;
+  ::clock_gettime(CLOCK_MONOTONIC, &tb);
   pid_t pid = static_cast<pid_t>(req->pid);
   const auto* a = req->data.args;
   int nr = req->data.nr;
@@ -191,14 +251,20 @@ void Observer::handle_one() {
   resp->id = req->id;
   resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;  // the kernel decides; we only report
   (void)::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_SEND, resp);
+  ::clock_gettime(CLOCK_MONOTONIC, &te);
+  busy_ns_ += (te.tv_sec - tb.tv_sec) * 1000000000LL + (te.tv_nsec - tb.tv_nsec);
   if (!valid) return;
   if (!network.empty()) {
+    std::lock_guard<std::mutex> lock(mu_);
     log_->add({"network-outbound", network, "direct connection; use the proxy"});
     return;
   }
-  for (const auto& t : targets) {
+  for (const auto& lexical : targets) {
+    if (writable_(lexical) && !via_symlink(lexical)) continue;
+    std::string t = resolved(lexical);
     if (writable_(t)) continue;
     if (create_only && sys::exists(t)) continue;
+    std::lock_guard<std::mutex> lock(mu_);
     log_->add({"file-write", t, ""});
     break;
   }
