@@ -68,7 +68,10 @@ const PathFact* find_fact(const LinuxFacts& facts, const std::string& p) {
 
 Result<Plan> plan_mounts(const FsPolicy& policy, const LinuxFacts& facts) {
   Plan plan;
-  if (!policy.enabled) return plan;
+  if (!policy.enabled) {
+    plan.filesystem_open = true;
+    return plan;
+  }
   auto fact = [&](const std::string& p) -> Result<PathFact> {
     if (const PathFact* f = find_fact(facts, p)) return *f;
     return make_error(ErrorKind::kSandboxFailed, fmt::format("internal: path \"{}\" was not probed", p));
@@ -217,7 +220,7 @@ Result<Plan> plan_mounts(const FsPolicy& policy, const LinuxFacts& facts) {
 bool write_allowed(const Plan& plan, const std::string& path) {
   // bwrap's own /dev (with /dev/shm) and /proc are not read-only binds of the host.
   if (paths::is_within(path, "/dev") || paths::is_within(path, "/proc")) return true;
-  bool allowed = false;  // "--ro-bind / /"
+  bool allowed = plan.filesystem_open;  // "--bind / /" or "--ro-bind / /"
   for (const auto& op : plan.mounts) {
     if (!paths::is_within(path, op.path)) continue;
     switch (op.kind) {
@@ -250,8 +253,8 @@ std::vector<std::string> render_args(const Plan& plan, const LinuxFacts& facts, 
   if (!run.share_net) a.push_back("--unshare-net");
   bool v08 = facts.bwrap_version[0] > 0 || facts.bwrap_version[1] >= 8;
   if (v08) a.push_back("--disable-userns");
-  a.insert(a.end(), {"--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                     "--perms", "1777", "--tmpfs", "/dev/shm"});
+  a.insert(a.end(), {"--cap-drop", "ALL", plan.filesystem_open ? "--bind" : "--ro-bind", "/", "/", "--dev", "/dev",
+                     "--proc", "/proc", "--perms", "1777", "--tmpfs", "/dev/shm"});
   std::vector<std::string> remount;
   for (const auto& op : plan.mounts) {
     switch (op.kind) {

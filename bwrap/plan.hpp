@@ -50,6 +50,7 @@ struct StubRequest {
 };
 
 struct Plan {
+  bool filesystem_open = false;  // filesystem rules off (--network-only): "/" is bound writable
   std::vector<MountOp> mounts;
   std::vector<StubRequest> stubs;  // non-empty: create these, re-probe, plan again
   std::vector<std::string> warnings;

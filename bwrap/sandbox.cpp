@@ -66,6 +66,10 @@ Result<std::vector<sys::ScanHit>> scan_all(const std::vector<std::string>& roots
 // Probes, scans and plans; with a registry, creates the stubs the plan asks for and plans again.
 Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
   Prepared p;
+  if (!run.policy.enabled) {
+    p.plan.filesystem_open = true;  // --network-only: no mounts, no scan, no stubs
+    return p;
+  }
   expand_read_globs(run.policy);
   p.scan_roots = effective_scan_roots(run.policy);
   auto hits = WB_TRY(scan_all(p.scan_roots, run.state.scan));

@@ -35,6 +35,10 @@ int main(int argc, char** argv) {
   add_common(wrap, o);
   wrap->add_option("-c", o.shell_command, "a shell string instead of a command");
   wrap->add_option("command", o.command, "the command and its arguments (after --)");
+  auto* decide = app.add_subcommand("decide", "print the permission decision as JSON, run nothing");
+  add_common(decide, o);
+  decide->add_option("-c", o.shell_command, "the command string");
+  decide->add_option("command", o.command, "the command string (after --)");
   auto* doctor = app.add_subcommand("doctor", "platform and dependency report");
   add_common(doctor, o);
   doctor->add_flag("--json", o.json, "machine-readable output");
@@ -54,6 +58,7 @@ int main(int argc, char** argv) {
   wb::log::set_verbose(o.verbose);
   if (run->parsed()) return wb::cli::cmd_run(o);
   if (wrap->parsed()) return wb::cli::cmd_wrap(o);
+  if (decide->parsed()) return wb::cli::cmd_decide(o);
   if (doctor->parsed()) return wb::cli::cmd_doctor(o);
   return 125;
 }

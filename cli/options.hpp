@@ -20,7 +20,14 @@ struct Options {
   std::vector<std::string> command;
 };
 
+struct Availability {
+  bool enabled_here = false;  // sandbox.enabled, and this platform is in enabledPlatforms
+  std::string unavailable;    // non-empty: why the sandbox cannot run here
+};
+
+std::string command_string(const Options& o);
 int cmd_run(const Options& o);
+int cmd_decide(const Options& o);
 int cmd_wrap(const Options& o);
 int cmd_doctor(const Options& o);
 

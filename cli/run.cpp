@@ -1,4 +1,6 @@
 // `wavebox run` and `wavebox wrap`: settings, platform decision, then the platform's executor.
+#include <fcntl.h>
+#include <nlohmann/json.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include "core/sys/fs.hpp"
 #include "core/sys/platform.hpp"
 #include "core/violations.hpp"
+#include "core/decision.hpp"
 
 extern char** environ;
 
@@ -64,49 +67,73 @@ std::vector<std::string> sandbox_env(const std::string& tmpdir, const std::strin
   return env;
 }
 
-struct Decision {
-  bool sandboxed = false;
-  std::string unavailable;  // non-empty: why the sandbox cannot run here
-};
+}  // namespace
 
-Decision decide_sandbox(const Settings& s, const Options& o, const sys::PlatformInfo& plat,
-                        const sys::BwrapInfo& bwrap, const std::string& state_root) {
-  Decision d;
-  if (!s.sandbox.enabled) return d;
+Availability check_availability(const Settings& s, const sys::PlatformInfo& plat, const sys::BwrapInfo& bwrap,
+                                const std::string& state_root) {
+  Availability a;
+  if (!s.sandbox.enabled) return a;
   if (s.sandbox.enabled_platforms) {
     const auto& v = *s.sandbox.enabled_platforms;
     std::string name = sys::platform_name(plat.platform);
-    if (std::find(v.begin(), v.end(), name) == v.end()) return d;
+    if (std::find(v.begin(), v.end(), name) == v.end()) return a;
   }
-  if (o.disable_sandbox) {
-    if (s.sandbox.allow_unsandboxed_commands) return d;
-    log::warn("--dangerously-disable-sandbox is ignored: sandbox.allowUnsandboxedCommands is false");
-  }
-  d.sandboxed = true;
+  a.enabled_here = true;
   switch (plat.platform) {
     case sys::Platform::kLinux:
     case sys::Platform::kWsl2:
       break;
     case sys::Platform::kWsl1:
-      d.unavailable = "WSL1 has no user namespaces; upgrade this distribution to WSL2 (wsl --set-version <distro> 2)";
-      return d;
+      a.unavailable = "WSL1 has no user namespaces; upgrade this distribution to WSL2 (wsl --set-version <distro> 2)";
+      return a;
     case sys::Platform::kMacos:
-      d.unavailable = "this build of wavebox has no Seatbelt executor yet";
-      return d;
+      a.unavailable = "this build of wavebox has no Seatbelt executor yet";
+      return a;
     case sys::Platform::kOther:
-      d.unavailable = "this platform is not supported (Linux, WSL2 and macOS are)";
-      return d;
+      a.unavailable = "this platform is not supported (Linux, WSL2 and macOS are)";
+      return a;
   }
   if (bwrap.path.empty()) {
-    d.unavailable = s.sandbox.bwrap_path
+    a.unavailable = s.sandbox.bwrap_path
                         ? fmt::format("bubblewrap not found at \"{}\" (sandbox.bwrapPath)", *s.sandbox.bwrap_path)
                         : "bubblewrap (bwrap) is not installed; install it: apt-get install bubblewrap "
                           "(Debian/Ubuntu) or dnf install bubblewrap (Fedora)";
-    return d;
+    return a;
   }
   std::string cache = state_root.empty() ? "" : state_root + "/userns-ok";
-  if (std::string why = sys::probe_userns_cached(cache); !why.empty()) d.unavailable = why;
-  return d;
+  if (std::string why = sys::probe_userns_cached(cache); !why.empty()) a.unavailable = why;
+  return a;
+}
+
+std::string command_string(const Options& o) {
+  if (o.shell_command) return *o.shell_command;
+  std::string out;
+  for (const auto& a : o.command) {
+    bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%^") == std::string::npos;
+    std::string q = plain ? a : "'" + a + "'";
+    if (!plain) {
+      q = "'";
+      for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      q += "'";
+    }
+    out += (out.empty() ? "" : " ") + q;
+  }
+  return out;
+}
+
+namespace {
+
+// An ask rule matched: the user's answer on the terminal, or --approve from a caller that asked.
+bool approved(const Options& o, const Decision& d, const std::string& command) {
+  if (o.approve) return true;
+  int tty = ::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+  if (tty < 0) return false;
+  std::string prompt = fmt::format("wavebox: {} asks before running: {}\nRun it? [y/N] ", d.matched_rule, command);
+  (void)!::write(tty, prompt.data(), prompt.size());
+  char buf[16] = {0};
+  ssize_t n = ::read(tty, buf, sizeof buf - 1);
+  ::close(tty);
+  return n > 0 && (buf[0] == 'y' || buf[0] == 'Y');
 }
 
 int run_or_wrap(const Options& o, bool dry) {
@@ -124,21 +151,37 @@ int run_or_wrap(const Options& o, bool dry) {
   std::string bwrap_cache = state.ok() ? state->root + "/bwrap-version" : "";
   auto plat = sys::probe_platform();
   auto bwrap = sys::probe_bwrap(s.sandbox.bwrap_path.value_or(""), bwrap_cache);
-  Decision d = decide_sandbox(s, o, plat, bwrap, state.ok() ? state->root : "");
-  if (d.sandboxed && !d.unavailable.empty()) {
+  Availability avail = check_availability(s, plat, bwrap, state.ok() ? state->root : "");
+
+  // Permission linkage (SPEC §5): deny always wins; an explicit ask rule needs approval.
+  std::string cmdline = command_string(o);
+  Decision d = decide(s, {cmdline, o.disable_sandbox, avail.enabled_here && avail.unavailable.empty()});
+  for (const auto& w : d.warnings) log::warn(w);
+  if (d.decision == "deny") {
+    return report_error(make_error(ErrorKind::kDenied, d.reason + "; the command did not run"));
+  }
+  if (d.decision == "ask" && !d.matched_rule.empty() && !dry && !approved(o, d, cmdline)) {
+    return report_error(make_error(ErrorKind::kDenied,
+                                   fmt::format("{}: needs the user's approval (rerun with --approve once the "
+                                               "user agreed); the command did not run",
+                                               d.reason)));
+  }
+  bool sandboxed = d.sandboxed;
+  if (avail.enabled_here && !avail.unavailable.empty()) {
     if (s.sandbox.fail_if_unavailable) {
       return report_error(make_error(ErrorKind::kUnavailable,
-                                     "the sandbox is unavailable: " + d.unavailable +
+                                     "the sandbox is unavailable: " + avail.unavailable +
                                          " (sandbox.failIfUnavailable is set, so the command did not run)"));
     }
-    log::warn("the sandbox is unavailable, running the command UNSANDBOXED: " + d.unavailable);
-    d.sandboxed = false;
+    bool wanted = !(o.disable_sandbox && s.sandbox.allow_unsandboxed_commands);
+    if (wanted) log::warn("the sandbox is unavailable, running the command UNSANDBOXED: " + avail.unavailable);
+    sandboxed = false;
   }
-  if (!d.sandboxed) {
+  if (!sandboxed) {
     if (dry) {
       std::string line;
       for (const auto& a : argv) line += (line.empty() ? "" : " ") + a;
-      std::printf("# unsandboxed\n%s\n", line.c_str());
+      std::printf("# unsandboxed (%s)\n%s\n", d.reason.c_str(), line.c_str());
       return 0;
     }
     return exec_unsandboxed(o, argv);
@@ -193,6 +236,34 @@ int run_or_wrap(const Options& o, bool dry) {
 }  // namespace
 
 int cmd_run(const Options& o) { return run_or_wrap(o, false); }
+
+int cmd_decide(const Options& o) {
+  if (o.command.empty() && !o.shell_command) {
+    log::error("no command given: wavebox decide [OPTIONS] -- 'COMMAND STRING'");
+    return 125;
+  }
+  auto env = load_environment(o);
+  if (!env.ok()) return report_error(env.error());
+  const Settings& s = env->settings;
+  for (const auto& w : s.warnings) log::warn(w);
+  auto state = sys::ensure_state_dir();
+  auto plat = sys::probe_platform();
+  auto bwrap = sys::probe_bwrap(s.sandbox.bwrap_path.value_or(""), state.ok() ? state->root + "/bwrap-version" : "");
+  Availability avail = check_availability(s, plat, bwrap, state.ok() ? state->root : "");
+  // A single argument is the command string itself; several are joined like a shell would see them.
+  std::string cmd = o.shell_command ? *o.shell_command
+                                    : (o.command.size() == 1 ? o.command[0] : command_string(o));
+  Decision d = decide(s, {cmd, o.disable_sandbox, avail.enabled_here && avail.unavailable.empty()});
+  for (const auto& w : d.warnings) log::warn(w);
+  nlohmann::json j;
+  j["decision"] = d.decision;
+  j["sandboxed"] = d.sandboxed;
+  j["reason"] = d.reason;
+  j["matchedRule"] = d.matched_rule.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.matched_rule);
+  j["subcommands"] = d.subcommands;
+  std::printf("%s\n", j.dump().c_str());
+  return 0;
+}
 int cmd_wrap(const Options& o) { return run_or_wrap(o, true); }
 
 }  // namespace wb::cli

@@ -1,0 +1,113 @@
+// pure
+#include "core/decision.hpp"
+
+#include <fmt/format.h>
+
+#include "core/rules.hpp"
+#include "core/shell_split.hpp"
+
+namespace wb {
+namespace {
+
+// The first rule of `rules` (Bash rules only) that matches any candidate form of sub.
+std::string first_match(const std::vector<std::string>& rules, const std::vector<std::string>& candidates) {
+  for (const auto& r : rules) {
+    auto p = parse_bash_rule(r);
+    if (!p) continue;
+    for (const auto& c : candidates) {
+      if (pattern_matches(*p, c)) return r;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Decision decide(const Settings& s, const DecisionInput& in) {
+  Decision d;
+  auto split = split_command(in.command);
+  d.subcommands = split.subcommands;
+  std::vector<std::vector<std::string>> cands;
+  for (const auto& sub : d.subcommands) cands.push_back(match_candidates(sub));
+  // The whole string is a candidate too, so an exact rule for a compound command still applies.
+  std::vector<std::string> whole = {in.command};
+
+  // Sandboxed or not.
+  std::string why_unsandboxed;
+  std::string excluded_by;
+  for (size_t i = 0; i < cands.size() && excluded_by.empty(); ++i) {
+    for (const auto& pat : s.sandbox.excluded_commands) {
+      auto p = parse_command_pattern(pat);
+      for (const auto& c : cands[i]) {
+        if (pattern_matches(p, c)) {
+          excluded_by = pat;
+          break;
+        }
+      }
+      if (!excluded_by.empty()) break;
+    }
+  }
+  if (!s.sandbox.enabled) {
+    why_unsandboxed = "the sandbox is not enabled";
+  } else if (!in.sandbox_available) {
+    why_unsandboxed = "the sandbox is not available on this platform";
+  } else if (!excluded_by.empty()) {
+    why_unsandboxed = fmt::format("a subcommand matches excludedCommands \"{}\"", excluded_by);
+  } else if (in.disable_sandbox && s.sandbox.allow_unsandboxed_commands) {
+    why_unsandboxed = "--dangerously-disable-sandbox was requested and allowUnsandboxedCommands is true";
+  }
+  if (in.disable_sandbox && !s.sandbox.allow_unsandboxed_commands) {
+    d.warnings.push_back("--dangerously-disable-sandbox is ignored: sandbox.allowUnsandboxedCommands is false");
+  }
+  d.sandboxed = why_unsandboxed.empty();
+
+  // Deny wins, on the whole command or on any subcommand.
+  std::string rule = first_match(s.permissions.deny, whole);
+  for (size_t i = 0; i < cands.size() && rule.empty(); ++i) rule = first_match(s.permissions.deny, cands[i]);
+  if (!rule.empty()) {
+    d.decision = "deny";
+    d.matched_rule = rule;
+    d.reason = fmt::format("denied by rule {}", rule);
+    return d;
+  }
+  rule = first_match(s.permissions.ask, whole);
+  for (size_t i = 0; i < cands.size() && rule.empty(); ++i) rule = first_match(s.permissions.ask, cands[i]);
+  if (!rule.empty()) {
+    d.decision = "ask";
+    d.matched_rule = rule;
+    d.reason = fmt::format("rule {} asks for approval", rule);
+    return d;
+  }
+  if (d.sandboxed && s.sandbox.auto_allow_bash_if_sandboxed) {
+    d.decision = "allow";
+    d.reason = "runs sandboxed and autoAllowBashIfSandboxed is on";
+    return d;
+  }
+  // Allow rules: the whole command, or every subcommand by some rule.
+  rule = first_match(s.permissions.allow, whole);
+  if (rule.empty() && !cands.empty()) {
+    std::string first;
+    bool all = true;
+    for (const auto& c : cands) {
+      std::string m = first_match(s.permissions.allow, c);
+      if (m.empty()) {
+        all = false;
+        break;
+      }
+      if (first.empty()) first = m;
+    }
+    if (all) rule = first;
+  }
+  if (!rule.empty()) {
+    d.decision = "allow";
+    d.matched_rule = rule;
+    d.reason = fmt::format("allowed by rule {}", rule);
+    return d;
+  }
+  d.decision = "ask";
+  d.reason = d.sandboxed ? "no allow rule matched and autoAllowBashIfSandboxed is off"
+                         : fmt::format("no allow rule matched and it runs unsandboxed ({})", why_unsandboxed);
+  return d;
+}
+
+}  // namespace wb

@@ -1,0 +1,367 @@
+// pure
+#include "core/shell_split.hpp"
+
+#include <cctype>
+
+namespace wb {
+namespace {
+
+struct Word {
+  std::string text;
+  bool quoted = false;  // held a quote or escape (so it is never an operator or assignment)
+};
+
+class Parser {
+ public:
+  explicit Parser(std::string_view s) : s_(s) {}
+
+  // Parses until end (or the closing char of a nested construct). Returns false on error.
+  bool parse_list(char close, std::vector<std::string>& out) {
+    std::vector<Word> words;
+    auto flush = [&]() {
+      if (!words.empty()) out.push_back(join(words));
+      words.clear();
+    };
+    while (i_ < s_.size()) {
+      char c = s_[i_];
+      if (close && c == close) {
+        flush();
+        ++i_;
+        return true;
+      }
+      if (c == ' ' || c == '\t') {
+        ++i_;
+        continue;
+      }
+      if (c == '#' ) {
+        // A comment runs to the end of the line.
+        while (i_ < s_.size() && s_[i_] != '\n') ++i_;
+        continue;
+      }
+      if (c == '\n' || c == ';') {
+        flush();
+        ++i_;
+        continue;
+      }
+      if (c == '&' || c == '|') {
+        // && || & | |& all separate commands.
+        flush();
+        ++i_;
+        if (i_ < s_.size() && (s_[i_] == '&' || s_[i_] == '|')) ++i_;
+        continue;
+      }
+      if (c == '(' && words.empty()) {
+        ++i_;
+        if (!parse_list(')', out)) return false;
+        continue;
+      }
+      if (c == '{' && words.empty() && i_ + 1 < s_.size() && (s_[i_ + 1] == ' ' || s_[i_ + 1] == '\n')) {
+        ++i_;
+        if (!parse_group(out)) return false;
+        continue;
+      }
+      if (c == ')' || c == '}') {
+        if (c == ')' ) return false;  // unbalanced
+      }
+      if (is_redirect_start()) {
+        if (!skip_redirect()) return false;
+        continue;
+      }
+      Word w;
+      if (!read_word(w, out)) return false;
+      words.push_back(std::move(w));
+    }
+    if (close) return false;  // unterminated
+    flush();
+    return true;
+  }
+
+ private:
+  static std::string join(const std::vector<Word>& words) {
+    std::string s;
+    for (const auto& w : words) {
+      if (!s.empty()) s += ' ';
+      s += w.text;
+    }
+    return s;
+  }
+
+  bool parse_group(std::vector<std::string>& out) {
+    // "{ list; }": the list ends at a "}" that starts a word.
+    std::vector<Word> words;
+    auto flush = [&]() {
+      if (!words.empty()) out.push_back(join(words));
+      words.clear();
+    };
+    while (i_ < s_.size()) {
+      char c = s_[i_];
+      if (c == ' ' || c == '\t') { ++i_; continue; }
+      if (c == '}' && words.empty()) { ++i_; return true; }
+      if (c == '\n' || c == ';') { flush(); ++i_; continue; }
+      if (c == '&' || c == '|') {
+        flush();
+        ++i_;
+        if (i_ < s_.size() && (s_[i_] == '&' || s_[i_] == '|')) ++i_;
+        continue;
+      }
+      if (c == '(' && words.empty()) {
+        ++i_;
+        if (!parse_list(')', out)) return false;
+        continue;
+      }
+      if (is_redirect_start()) {
+        if (!skip_redirect()) return false;
+        continue;
+      }
+      Word w;
+      if (!read_word(w, out)) return false;
+      words.push_back(std::move(w));
+    }
+    return false;
+  }
+
+  // A redirection: [n]> [n]>> [n]< &> >& [n]>&m <<< and here-doc markers are not supported.
+  bool is_redirect_start() const {
+    size_t j = i_;
+    while (j < s_.size() && std::isdigit(static_cast<unsigned char>(s_[j]))) ++j;
+    if (j < s_.size() && (s_[j] == '>' || s_[j] == '<')) return true;
+    return s_[i_] == '&' && i_ + 1 < s_.size() && s_[i_ + 1] == '>';
+  }
+
+  bool skip_redirect() {
+    while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
+    if (s_[i_] == '&') ++i_;
+    if (s_.substr(i_, 2) == "<<") return false;  // here-documents: unparseable here
+    while (i_ < s_.size() && (s_[i_] == '>' || s_[i_] == '<' || s_[i_] == '|')) ++i_;
+    if (i_ < s_.size() && s_[i_] == '&') {
+      ++i_;  // >&2, >&-
+      while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '-')) ++i_;
+      return true;
+    }
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t')) ++i_;
+    Word target;
+    std::vector<std::string> ignored;
+    return read_word(target, ignored);
+  }
+
+  // One word, with quotes and escapes kept as written; $(...) and backticks inside it are
+  // parsed and their subcommands added to out.
+  bool read_word(Word& w, std::vector<std::string>& out) {
+    size_t start = i_;
+    while (i_ < s_.size()) {
+      char c = s_[i_];
+      if (c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == ')' ||
+          c == '<' || c == '>') {
+        break;
+      }
+      if (c == '(' ) {
+        if (i_ == start) break;
+        return false;  // "a(" outside of $( ): not something we parse
+      }
+      if (c == '\\') {
+        w.quoted = true;
+        i_ += 2;
+        continue;
+      }
+      if (c == '\'') {
+        w.quoted = true;
+        auto end = s_.find('\'', i_ + 1);
+        if (end == std::string_view::npos) return false;
+        i_ = end + 1;
+        continue;
+      }
+      if (c == '"') {
+        w.quoted = true;
+        ++i_;
+        if (!read_double_quoted(out)) return false;
+        continue;
+      }
+      if (c == '$' && i_ + 1 < s_.size() && s_[i_ + 1] == '(') {
+        bool arith = i_ + 2 < s_.size() && s_[i_ + 2] == '(';
+        i_ += 2;
+        if (arith) {
+          if (!skip_balanced()) return false;
+        } else if (!parse_list(')', out)) {
+          return false;
+        }
+        continue;
+      }
+      if (c == '`') {
+        auto end = s_.find('`', i_ + 1);
+        if (end == std::string_view::npos) return false;
+        Parser inner(s_.substr(i_ + 1, end - i_ - 1));
+        if (!inner.parse_list(0, out)) return false;
+        i_ = end + 1;
+        continue;
+      }
+      ++i_;
+    }
+    w.text = std::string(s_.substr(start, i_ - start));
+    return i_ > start || w.quoted;
+  }
+
+  bool read_double_quoted(std::vector<std::string>& out) {
+    while (i_ < s_.size()) {
+      char c = s_[i_];
+      if (c == '\\') {
+        i_ += 2;
+        continue;
+      }
+      if (c == '"') {
+        ++i_;
+        return true;
+      }
+      if (c == '$' && i_ + 1 < s_.size() && s_[i_ + 1] == '(') {
+        i_ += 2;
+        if (!parse_list(')', out)) return false;
+        continue;
+      }
+      if (c == '`') {
+        auto end = s_.find('`', i_ + 1);
+        if (end == std::string_view::npos) return false;
+        Parser inner(s_.substr(i_ + 1, end - i_ - 1));
+        if (!inner.parse_list(0, out)) return false;
+        i_ = end + 1;
+        continue;
+      }
+      ++i_;
+    }
+    return false;
+  }
+
+  bool skip_balanced() {
+    int depth = 1;
+    while (i_ < s_.size() && depth > 0) {
+      if (s_[i_] == '(') ++depth;
+      if (s_[i_] == ')') --depth;
+      ++i_;
+    }
+    return depth == 0;
+  }
+
+  std::string_view s_;
+  size_t i_ = 0;
+};
+
+bool is_assignment(const std::string& w) {
+  auto eq = w.find('=');
+  if (eq == std::string::npos || eq == 0) return false;
+  if (!(std::isalpha(static_cast<unsigned char>(w[0])) || w[0] == '_')) return false;
+  for (size_t i = 1; i < eq; ++i) {
+    if (!(std::isalnum(static_cast<unsigned char>(w[i])) || w[i] == '_')) return false;
+  }
+  return true;
+}
+
+bool is_number(const std::string& w) {
+  if (w.empty()) return false;
+  size_t digits = 0;
+  for (char c : w) {
+    if (std::isdigit(static_cast<unsigned char>(c))) ++digits;
+    else if (c != '.' && c != 's' && c != 'm' && c != 'h' && c != 'd') return false;
+  }
+  return digits > 0;
+}
+
+// Words of a subcommand as produced by split_command (quotes kept, single spaces): a split on
+// spaces outside quotes.
+std::vector<std::string> words_of(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  char q = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (q) {
+      cur += c;
+      if (c == '\\' && q == '"' && i + 1 < s.size()) cur += s[++i];
+      else if (c == q) q = 0;
+    } else if (c == '\'' || c == '"') {
+      q = c;
+      cur += c;
+    } else if (c == '\\' && i + 1 < s.size()) {
+      cur += c;
+      cur += s[++i];
+    } else if (c == ' ') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+// Strips one leading layer (assignments or one wrapper with its options); false if none.
+bool strip_one(std::vector<std::string>& w) {
+  size_t i = 0;
+  while (i < w.size() && is_assignment(w[i])) ++i;
+  if (i > 0 && i < w.size()) {
+    w.erase(w.begin(), w.begin() + static_cast<long>(i));
+    return true;
+  }
+  if (w.empty()) return false;
+  const std::string& cmd = w[0];
+  size_t j = 1;
+  if (cmd == "nohup" || cmd == "time") {
+    while (j < w.size() && w[j] == "-p") ++j;
+  } else if (cmd == "nice") {
+    while (j < w.size() && !w[j].empty() && w[j][0] == '-') {
+      if ((w[j] == "-n" || w[j] == "--adjustment") && j + 1 < w.size()) ++j;
+      ++j;
+    }
+  } else if (cmd == "timeout") {
+    while (j < w.size() && !w[j].empty() && w[j][0] == '-') {
+      if ((w[j] == "-s" || w[j] == "-k" || w[j] == "--signal" || w[j] == "--kill-after") && j + 1 < w.size()) ++j;
+      ++j;
+    }
+    if (j < w.size() && is_number(w[j])) ++j;
+    else return false;
+  } else if (cmd == "stdbuf") {
+    while (j < w.size() && !w[j].empty() && w[j][0] == '-') {
+      if ((w[j] == "-o" || w[j] == "-e" || w[j] == "-i") && j + 1 < w.size()) ++j;
+      ++j;
+    }
+  } else if (cmd == "env") {
+    while (j < w.size() && ((!w[j].empty() && w[j][0] == '-' && w[j] != "-S" && w[j] != "--split-string") ||
+                            is_assignment(w[j]))) {
+      if ((w[j] == "-u" || w[j] == "--unset" || w[j] == "-C" || w[j] == "--chdir") && j + 1 < w.size()) ++j;
+      ++j;
+    }
+  } else {
+    return false;
+  }
+  if (j >= w.size()) return false;
+  w.erase(w.begin(), w.begin() + static_cast<long>(j));
+  return true;
+}
+
+}  // namespace
+
+SplitResult split_command(std::string_view command) {
+  SplitResult r;
+  Parser p(command);
+  if (!p.parse_list(0, r.subcommands)) {
+    r.parsed = false;
+    r.subcommands.clear();
+    std::string whole(command);
+    while (!whole.empty() && std::isspace(static_cast<unsigned char>(whole.back()))) whole.pop_back();
+    size_t b = 0;
+    while (b < whole.size() && std::isspace(static_cast<unsigned char>(whole[b]))) ++b;
+    r.subcommands.push_back(whole.substr(b));
+  }
+  return r;
+}
+
+std::vector<std::string> match_candidates(const std::string& subcommand) {
+  std::vector<std::string> out = {subcommand};
+  auto w = words_of(subcommand);
+  for (int guard = 0; guard < 16 && strip_one(w); ++guard) {
+    std::string s;
+    for (const auto& x : w) s += (s.empty() ? "" : " ") + x;
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace wb

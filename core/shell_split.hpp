@@ -1,0 +1,23 @@
+#pragma once
+// Splits a shell command string into its simple commands (subcommands) for permission matching.
+// Pure. Operators && || ; | |& & and newlines separate; quotes, backslashes, $(...), backticks,
+// ( ... ) subshells and { ...; } groups are respected (their insides are subcommands too);
+// redirections are dropped. A string that cannot be parsed is returned whole.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wb {
+
+struct SplitResult {
+  std::vector<std::string> subcommands;  // words joined by single spaces, quotes kept as written
+  bool parsed = true;                    // false: unparseable, subcommands = {the whole string}
+};
+
+SplitResult split_command(std::string_view command);
+
+// The forms a subcommand is matched in: itself, then with leading VAR=value assignments and the
+// wrappers timeout, time, nice, nohup, stdbuf, env stripped, step by step.
+std::vector<std::string> match_candidates(const std::string& subcommand);
+
+}  // namespace wb

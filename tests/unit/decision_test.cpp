@@ -1,0 +1,78 @@
+// The decision table (tests/data/decide_cases.json): profiles of settings, commands, and the
+// expected decision, sandboxing and matched rule.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/decision.hpp"
+#include "core/rules.hpp"
+#include "core/shell_split.hpp"
+
+using namespace wb;
+
+TEST_CASE("decision table") {
+  std::ifstream in(std::string(WAVEBOX_DATA_DIR) + "/decide_cases.json");
+  REQUIRE(in.good());
+  auto doc = nlohmann::json::parse(in);
+  std::map<std::string, Settings> profiles;
+  for (auto it = doc["profiles"].begin(); it != doc["profiles"].end(); ++it) {
+    auto s = load_settings({{"/p/settings.json", it.value().dump()}}, "/home/u");
+    REQUIRE(s.ok());
+    profiles[it.key()] = *s;
+  }
+  REQUIRE(doc["cases"].size() >= 40);
+  for (const auto& c : doc["cases"]) {
+    DecisionInput in;
+    in.command = c["command"];
+    in.disable_sandbox = c.value("disable", false);
+    in.sandbox_available = c.value("available", true);
+    auto d = decide(profiles.at(c["profile"]), in);
+    INFO("profile " << c["profile"] << ", command: " << in.command << " -> " << d.decision << " ("
+                    << d.reason << ")");
+    CHECK(d.decision == c["decision"].get<std::string>());
+    if (c.contains("sandboxed")) CHECK(d.sandboxed == c["sandboxed"].get<bool>());
+    if (c.contains("matchedRule")) CHECK(d.matched_rule == c["matchedRule"].get<std::string>());
+    if (c.contains("subcommands")) CHECK(d.subcommands == c["subcommands"].get<std::vector<std::string>>());
+  }
+}
+
+TEST_CASE("splitting respects quotes, substitutions, subshells and groups") {
+  auto s = [](const char* c) { return split_command(c).subcommands; };
+  using V = std::vector<std::string>;
+  CHECK(s("a && b || c ; d | e |& f & g") == V{"a", "b", "c", "d", "e", "f", "g"});
+  CHECK(s("echo \"a && b\"") == V{"echo \"a && b\""});
+  CHECK(s("echo 'x | y'") == V{"echo 'x | y'"});
+  CHECK(s("echo a\\;b") == V{"echo a\\;b"});
+  CHECK(s("echo $(date) x") == V{"date", "echo $(date) x"});
+  CHECK(s("(a; b) && c") == V{"a", "b", "c"});
+  CHECK(s("{ a; b; }") == V{"a", "b"});
+  CHECK(s("cmd > out 2>&1 < in") == V{"cmd"});
+  CHECK(s("cmd &> log") == V{"cmd"});
+  CHECK(s("  spaced   words  ") == V{"spaced words"});
+  CHECK_FALSE(split_command("echo 'open").parsed);
+  CHECK_FALSE(split_command("cat <<EOF\nx\nEOF").parsed);
+  CHECK(split_command("a) b").subcommands == V{"a) b"});
+}
+
+TEST_CASE("candidates strip assignments and wrappers step by step") {
+  auto c = match_candidates("FOO=1 timeout 5 nice -n 3 env A=b nohup rm -f x");
+  CHECK(c.back() == "rm -f x");
+  CHECK(c.front() == "FOO=1 timeout 5 nice -n 3 env A=b nohup rm -f x");
+  CHECK(match_candidates("timeout") == std::vector<std::string>{"timeout"});
+}
+
+TEST_CASE("rule grammar") {
+  auto m = [](const char* rule, const char* cmd) { return pattern_matches(*parse_bash_rule(rule), cmd); };
+  CHECK(m("Bash", "anything"));
+  CHECK(m("Bash(npm run build)", "npm run build"));
+  CHECK_FALSE(m("Bash(npm run build)", "npm run build2"));
+  CHECK(m("Bash(npm run test:*)", "npm run test:unit") == false);
+  CHECK(m("Bash(npm run test:*)", "npm run test --x"));
+  CHECK(m("Bash(git commit *)", "git commit"));
+  CHECK(m("Bash(git * main)", "git push origin main"));
+  CHECK(m("Bash(echo \\*)", "echo *"));
+  CHECK_FALSE(m("Bash(echo \\*)", "echo x"));
+  CHECK_FALSE(parse_bash_rule("Edit(/x)"));
+}
