@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "bwrap/netns.hpp"
 #include "core/sys/fd.hpp"
 #include "core/sys/fs.hpp"
 
@@ -165,7 +166,37 @@ Result<int> exec_bwrap(const ExecRequest& req) {
   for (const auto& e : req.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
   pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, req.bwrap.c_str(), &fa, &attr, argv.data(), envp.data());
+  int rc = 0;
+  std::string netns_error;
+  if (req.netns) {
+    std::vector<std::pair<int, int>> dups = {{args.get(), kArgsFd}, {status_wr.get(), kStatusFd}};
+    if (seccomp.valid()) dups.emplace_back(seccomp.get(), kSeccompFd);
+    if (observe) {
+      dups.emplace_back(obs_bpf.get(), kObserverBpfFd);
+      dups.emplace_back(obs_sock.get(), kObserverSockFd);
+    }
+    if (err_wr.valid()) dups.emplace_back(err_wr.get(), 2);
+    std::vector<std::string> av(argv.begin(), argv.end() - 1);
+    auto child = spawn_in_netns(req.bwrap, av, req.env, dups, kObserverSockFd + 1);
+    if (!child.ok()) {
+      netns_error = child.error().message;
+      rc = -1;
+    } else {
+      pid = child->pid;
+      if (req.on_listeners) {
+        auto st = req.on_listeners(std::move(child->http_listener), std::move(child->socks_listener));
+        if (!st) {
+          ::kill(pid, SIGKILL);
+          int ws;
+          ::waitpid(pid, &ws, 0);
+          netns_error = st.error().message;
+          rc = -1;
+        }
+      }
+    }
+  } else {
+    rc = ::posix_spawn(&pid, req.bwrap.c_str(), &fa, &attr, argv.data(), envp.data());
+  }
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   status_wr.reset();
@@ -176,6 +207,7 @@ Result<int> exec_bwrap(const ExecRequest& req) {
   err_wr.reset();
   if (rc != 0) {
     ::sigprocmask(SIG_SETMASK, &old, nullptr);
+    if (!netns_error.empty()) return make_error(ErrorKind::kSandboxFailed, netns_error);
     return make_error(ErrorKind::kSandboxFailed, fmt::format("cannot start \"{}\": {}", req.bwrap, std::strerror(rc)));
   }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bwrap/observer.hpp"
+#include "core/sys/fd.hpp"
 #include "core/result.hpp"
 
 namespace wb::lnx {
@@ -25,6 +26,10 @@ struct ExecRequest {
   std::string shim;
   int observer_bpf_fd = -1;
   Observer* observer = nullptr;
+  // Run bwrap inside a fresh network namespace (bwrap/netns.hpp); on_listeners receives the
+  // proxy's listening sockets before the command can connect, and must start serving them.
+  bool netns = false;
+  std::function<Status(sys::Fd http, sys::Fd socks)> on_listeners;
   // Called with each complete line the command wrote on stderr, when stderr is relayed.
   std::function<void(const std::string&)> stderr_line;
 };

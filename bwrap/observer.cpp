@@ -94,8 +94,8 @@ bool via_symlink(const std::string& full) {
 
 }  // namespace
 
-Observer::Observer(std::function<bool(const std::string&)> writable, ViolationLog* log)
-    : writable_(std::move(writable)), log_(log) {
+Observer::Observer(std::function<bool(const std::string&)> writable, std::function<void(const Violation&)> sink)
+    : writable_(std::move(writable)), sink_(std::move(sink)) {
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
     ours_.reset(sv[0]);
@@ -255,8 +255,7 @@ void Observer::handle_one() {
   busy_ns_ += (te.tv_sec - tb.tv_sec) * 1000000000LL + (te.tv_nsec - tb.tv_nsec);
   if (!valid) return;
   if (!network.empty()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    log_->add({"network-outbound", network, "direct connection; use the proxy"});
+    sink_({"network-outbound", network, "direct connection; use the proxy"});
     return;
   }
   for (const auto& lexical : targets) {
@@ -264,8 +263,7 @@ void Observer::handle_one() {
     std::string t = resolved(lexical);
     if (writable_(t)) continue;
     if (create_only && sys::exists(t)) continue;
-    std::lock_guard<std::mutex> lock(mu_);
-    log_->add({"file-write", t, ""});
+    sink_({"file-write", t, ""});
     break;
   }
 }

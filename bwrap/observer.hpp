@@ -16,7 +16,8 @@ namespace wb::lnx {
 class Observer {
  public:
   // writable: whether the sandbox may write at an absolute path.
-  Observer(std::function<bool(const std::string&)> writable, ViolationLog* log);
+  // sink: where refusals go (called on the observer's thread).
+  Observer(std::function<bool(const std::string&)> writable, std::function<void(const Violation&)> sink);
   ~Observer();
   Observer(const Observer&) = delete;
   Observer& operator=(const Observer&) = delete;
@@ -38,13 +39,12 @@ class Observer {
 
  private:
   std::function<bool(const std::string&)> writable_;
-  ViolationLog* log_;
+  std::function<void(const Violation&)> sink_;
   sys::Fd ours_, theirs_, listener_;
   void handle_one();
   void run();
   std::thread thread_;
   std::atomic<bool> stopping_{false};
-  std::mutex mu_;  // guards log_
   void* req_ = nullptr;
   void* resp_ = nullptr;
   size_t req_size_ = 0, resp_size_ = 0;

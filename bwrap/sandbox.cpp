@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <mutex>
 #include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <time.h>
 
 #include "bwrap/exec.hpp"
+#include "bwrap/netns.hpp"
 #include "bwrap/observer.hpp"
 #include "bwrap/facts.hpp"
 #include "bwrap/plan.hpp"
@@ -211,8 +213,39 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
 
   RunOutcome outcome;
   ViolationLog violations;
+  std::mutex violations_mu;  // the observer and the proxy report from their own threads
+  auto sink = [&](const Violation& v) {
+    std::lock_guard<std::mutex> lock(violations_mu);
+    violations.add(v);
+  };
   const Plan& plan = p.plan;
-  Observer observer([&plan](const std::string& path) { return write_allowed(plan, path); }, &violations);
+  Observer observer([&plan](const std::string& path) { return write_allowed(plan, path); }, sink);
+
+  // The network: a namespace of its own, the proxy's listeners in it, served by the caller.
+  req.netns = true;
+  req.on_listeners = [&](sys::Fd http, sys::Fd socks) -> Status {
+    if (!run.start_network) return make_error(ErrorKind::kSandboxFailed, "internal: no network side");
+    return run.start_network(std::move(http), std::move(socks), sink);
+  };
+  req.args = render_args(p.plan, p.facts, RunSpec{run.command, run.cwd, run.env, true, kSeccompFd});
+  std::string http_url = fmt::format("http://127.0.0.1:{}", kHttpProxyPort);
+  std::string socks_url = fmt::format("socks5h://127.0.0.1:{}", kSocksProxyPort);
+  std::vector<std::string> env;
+  for (const auto& kv : run.env) {
+    std::string name = kv.substr(0, kv.find('='));
+    std::string lname = name;
+    for (auto& ch : lname) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    // NO_PROXY could exempt hosts from the proxy (they would then fail): nothing is exempt.
+    if (lname == "http_proxy" || lname == "https_proxy" || lname == "all_proxy" || lname == "no_proxy" ||
+        lname == "ftp_proxy") {
+      continue;
+    }
+    env.push_back(kv);
+  }
+  for (const char* n : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}) env.push_back(std::string(n) + "=" + http_url);
+  for (const char* n : {"ALL_PROXY", "all_proxy"}) env.push_back(std::string(n) + "=" + socks_url);
+  env.push_back("WAVEBOX_SANDBOX=1");
+  req.env = env;
   sys::Fd observer_bpf;
   req.shim = shim_path();
   if (req.shim.empty()) {
@@ -230,6 +263,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
 
   auto missing = missing_unstubbed(run.policy, p.facts);
   auto result = exec_bwrap(req);
+  if (run.stop_network) run.stop_network();
   double t2 = now_ms();
   stubs.release_all();
   warn_new_repositories(p, run.state.scan);

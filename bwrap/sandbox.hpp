@@ -1,11 +1,14 @@
 #pragma once
 // The Linux run: probes, plan, stubs, exec, cleanup. The one place on Linux that acts.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/policy.hpp"
+#include "core/settings.hpp"
 #include "core/result.hpp"
+#include "core/sys/fd.hpp"
 #include "core/sys/fs.hpp"
 #include "core/violations.hpp"
 
@@ -22,6 +25,10 @@ struct LinuxRun {
   sys::StateDir state;
   std::optional<double> timeout_seconds;
   bool allow_unix_sockets = false;  // network.allowAllUnixSockets
+  // Serves the sandbox's proxy listeners (the caller starts netproxy here; bwrap/ does not
+  // include netproxy/); refusals go to sink, from any thread.
+  std::function<Status(sys::Fd http, sys::Fd socks, std::function<void(const Violation&)> sink)> start_network;
+  std::function<void()> stop_network;
 };
 
 struct RunOutcome {

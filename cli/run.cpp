@@ -17,6 +17,7 @@
 #include "core/sys/fs.hpp"
 #include "core/sys/platform.hpp"
 #include "core/violations.hpp"
+#include "netproxy/proxy.hpp"
 #include "core/decision.hpp"
 
 extern char** environ;
@@ -213,6 +214,21 @@ int run_or_wrap(const Options& o, bool dry) {
   run.state = *state;
   run.timeout_seconds = s.sandbox.resources.timeout_seconds;
   run.allow_unix_sockets = s.sandbox.network.allow_all_unix_sockets;
+  auto net_policy = netproxy::make_net_policy(s.sandbox.network);
+  if (!net_policy.ok()) return report_error(net_policy.error());
+  std::unique_ptr<netproxy::Proxy> proxy;
+  run.start_network = [&](sys::Fd http, sys::Fd socks, std::function<void(const Violation&)> sink) -> Status {
+    netproxy::ProxyConfig cfg;
+    cfg.policy = *net_policy;
+    cfg.on_refusal = std::move(sink);
+    cfg.forward_http_port = s.sandbox.network.http_proxy_port;
+    cfg.forward_socks_port = s.sandbox.network.socks_proxy_port;
+    proxy = WB_TRY(netproxy::Proxy::start(std::move(cfg), std::move(http), std::move(socks)));
+    return ok_status();
+  };
+  run.stop_network = [&] {
+    if (proxy) proxy->stop();
+  };
   if (dry) {
     auto text = lnx::describe_sandboxed(std::move(run));
     if (!text.ok()) return report_error(text.error());

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "core/domain.hpp"
 #include "core/paths.hpp"
 
 namespace wb {
@@ -145,6 +146,17 @@ Status validate(const json& obj, const std::vector<Field>& fields, const std::st
       auto st = validate(it.value(), *f->children, key_path, file, warnings);
       if (!st) return st;
     }
+    if (key_path == "sandbox.network.allowedDomains" || key_path == "sandbox.network.deniedDomains") {
+      for (size_t i = 0; i < it.value().size(); ++i) {
+        const auto& e = it.value()[i].get_ref<const std::string&>();
+        if (!parse_pattern(e)) {
+          return make_error(ErrorKind::kSettings,
+                            fmt::format("{}: \"{}[{}]\": \"{}\" is not a valid domain pattern (use "
+                                        "\"example.com\", \"*.example.com\", optionally with \":PORT\")",
+                                        file, key_path, i, e));
+        }
+      }
+    }
   }
   return ok_status();
 }
@@ -283,6 +295,19 @@ Settings convert(const json& merged) {
   auto add_unique = [](std::vector<std::string>& v, const std::string& x) {
     if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
   };
+  auto webfetch = [](const std::string& rule) -> std::optional<std::string> {
+    const std::string t = "WebFetch(domain:";
+    if (rule.size() > t.size() + 1 && rule.compare(0, t.size(), t) == 0 && rule.back() == ')') {
+      return rule.substr(t.size(), rule.size() - t.size() - 1);
+    }
+    return std::nullopt;
+  };
+  for (const auto& r : s.permissions.allow) {
+    if (auto d = webfetch(r); d && parse_pattern(*d)) add_unique(o.network.allowed_domains, *d);
+  }
+  for (const auto& r : s.permissions.deny) {
+    if (auto d = webfetch(r); d && parse_pattern(*d)) add_unique(o.network.denied_domains, *d);
+  }
   for (const auto& r : s.permissions.allow) {
     if (auto p = rule_path(r, "Edit(")) add_unique(o.filesystem.allow_write, *p);
     if (auto p = rule_path(r, "Write(")) add_unique(o.filesystem.allow_write, *p);

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "netproxy/domain.hpp"
+#include "core/domain.hpp"
 
-using namespace wb::netproxy;
+using namespace wb;
 
 TEST_CASE("domain patterns: exact, subdomain wildcard, port") {
   auto exact = parse_pattern("API.github.com.");
@@ -20,6 +20,41 @@ TEST_CASE("domain patterns: exact, subdomain wildcard, port") {
   CHECK_FALSE(matches(*port, "x.test", 443));
 }
 
+TEST_CASE("hosts are canonicalised; address tricks become the address") {
+  CHECK(*canonical_host("API.GitHub.com.") == "api.github.com");
+  CHECK(*canonical_host("127.1") == "127.0.0.1");
+  CHECK(*canonical_host("2130706433") == "127.0.0.1");
+  CHECK(*canonical_host("0x7f.0.0.1") == "127.0.0.1");
+  CHECK(*canonical_host("0177.0.0.1") == "127.0.0.1");
+  CHECK(*canonical_host("[::1]") == "::1");
+  CHECK(*canonical_host("[0:0:0:0:0:0:0:1]") == "::1");
+  CHECK(*canonical_host("::ffff:127.0.0.1") == "::ffff:7f00:1");
+  CHECK_FALSE(canonical_host("a b"));
+  CHECK_FALSE(canonical_host("a\tb"));
+  CHECK_FALSE(canonical_host(std::string("x.test\0.evil", 12)));
+  CHECK_FALSE(canonical_host("a..b"));
+  CHECK(*canonical_host("allowed.test.evil.test") == "allowed.test.evil.test");
+  CHECK(is_ip_literal("10.0.0.1"));
+  CHECK_FALSE(is_ip_literal("example.com"));
+  CHECK(is_ip_literal("::1"));
+}
+
+TEST_CASE("local and special addresses are recognised") {
+  auto v4 = [](unsigned a, unsigned b, unsigned c, unsigned d) {
+    return std::string{static_cast<char>(a), static_cast<char>(b), static_cast<char>(c), static_cast<char>(d)};
+  };
+  CHECK(is_local_or_special(v4(127, 0, 0, 1)));
+  CHECK(is_local_or_special(v4(169, 254, 169, 254)));
+  CHECK(is_local_or_special(v4(0, 0, 0, 0)));
+  CHECK(is_local_or_special(v4(224, 0, 0, 1)));
+  CHECK_FALSE(is_local_or_special(v4(93, 184, 216, 34)));
+  CHECK(is_local_or_special(*parse_ipv6("::1")));
+  CHECK(is_local_or_special(*parse_ipv6("fe80::1")));
+  CHECK(is_local_or_special(*parse_ipv6("::ffff:127.0.0.1")));
+  CHECK(is_local_or_special(*parse_ipv6("fd00:ec2::254")));
+  CHECK_FALSE(is_local_or_special(*parse_ipv6("2001:db8::1")));
+}
+
 TEST_CASE("invalid patterns are refused") {
   CHECK_FALSE(parse_pattern("*"));
   CHECK_FALSE(parse_pattern("*.com"));
@@ -27,6 +62,9 @@ TEST_CASE("invalid patterns are refused") {
   CHECK_FALSE(parse_pattern("x.test:0"));
   CHECK_FALSE(parse_pattern("x.test:99999"));
   CHECK_FALSE(canonical_host(std::string("a\0b", 3)));
+  CHECK_FALSE(parse_pattern("*.10.0.0.1"));
+  CHECK(parse_pattern("[::1]:8080")->port == 8080);
+  CHECK(parse_pattern("127.0.0.1")->host == "127.0.0.1");
 }
 
 #include "core/violations.hpp"

@@ -1,0 +1,43 @@
+// pure
+#include "netproxy/decision.hpp"
+
+#include <fmt/format.h>
+
+namespace wb::netproxy {
+
+Result<NetPolicy> make_net_policy(const NetworkSettings& s) {
+  NetPolicy p;
+  for (const auto& [list, key, out] : {std::tuple{&s.allowed_domains, "allowedDomains", &p.allowed},
+                                       std::tuple{&s.denied_domains, "deniedDomains", &p.denied}}) {
+    for (const auto& e : *list) {
+      auto pat = parse_pattern(e);
+      if (!pat) {
+        return make_error(ErrorKind::kSettings,
+                          fmt::format("sandbox.network.{}: \"{}\" is not a valid domain pattern", key, e));
+      }
+      out->emplace_back(*pat, e);
+    }
+  }
+  return p;
+}
+
+NetDecision decide_host(const NetPolicy& p, const std::string& host, int port) {
+  for (const auto& [pat, text] : p.denied) {
+    if (matches(pat, host, port)) return {false, "host is on the deny list", text};
+  }
+  for (const auto& [pat, text] : p.allowed) {
+    if (matches(pat, host, port)) return {true, "allowed", text};
+  }
+  return {false, "host is not on the allow list", ""};
+}
+
+NetDecision check_resolved(const NetPolicy& p, const std::string& host, const std::string& address,
+                           const std::string& address_bytes, bool is_own_address, int port) {
+  if (!is_own_address && !is_local_or_special(address_bytes)) return {true, "allowed", ""};
+  if (address == host) return {true, "allowed", ""};  // the literal itself was allowed
+  NetDecision literal = decide_host(p, address, port);
+  if (literal.allow) return literal;
+  return {false, fmt::format("resolves to a local address ({})", address), ""};
+}
+
+}  // namespace wb::netproxy

@@ -1,0 +1,645 @@
+#include "netproxy/proxy.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <ifaddrs.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "netproxy/http_parse.hpp"
+#include "netproxy/socks_parse.hpp"
+
+namespace wb::netproxy {
+namespace {
+
+using sys::Fd;
+
+constexpr size_t kBuf = 256 * 1024;
+constexpr std::uint64_t kListenHttp = 1, kListenSocks = 2, kStopId = 3, kResolverId = 4, kFirstConn = 16;
+
+double now_s() {
+  struct timespec ts;
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+// A linear buffer: data between head and tail, compacted when it runs out of room.
+struct Buffer {
+  std::vector<char> data = std::vector<char>(kBuf);
+  size_t head = 0, tail = 0;
+  size_t size() const { return tail - head; }
+  size_t space() const { return data.size() - size(); }
+  char* write_ptr() {
+    if (tail == data.size() && head > 0) {
+      std::memmove(data.data(), data.data() + head, size());
+      tail -= head;
+      head = 0;
+    }
+    return data.data() + tail;
+  }
+  size_t write_room() const { return data.size() - tail; }
+  void append(const std::string& s) {
+    if (s.size() > space()) data.resize(size() + s.size() + kBuf);
+    write_ptr();
+    if (s.size() > write_room()) {
+      std::memmove(data.data(), data.data() + head, size());
+      tail -= head;
+      head = 0;
+    }
+    std::memcpy(data.data() + tail, s.data(), s.size());
+    tail += s.size();
+  }
+  void consume(size_t n) {
+    head += n;
+    if (head == tail) head = tail = 0;
+  }
+};
+
+struct Addr {
+  sockaddr_storage ss{};
+  socklen_t len = 0;
+};
+
+enum class Proto { kHttp, kSocks, kForward };
+enum class St { kHead, kSocksGreet, kSocksReq, kResolving, kConnecting, kRelay, kClosing };
+
+struct Conn {
+  std::uint64_t id = 0;
+  Fd client, upstream;
+  Proto proto = Proto::kHttp;
+  St st = St::kHead;
+  std::string in;
+  std::string host;
+  int port = 0;
+  bool connect_method = false;
+  std::string prefix;  // bytes for upstream once connected
+  std::vector<Addr> addrs;
+  size_t next_addr = 0;
+  Buffer c2u, u2c;
+  bool client_eof = false, upstream_eof = false, upstream_shut = false, client_shut = false;
+  double deadline = 0;
+  std::uint32_t client_mask = 0, upstream_mask = 0;
+};
+
+struct Job {
+  std::uint64_t id;
+  std::string host;
+  int port;
+};
+struct Resolved {
+  std::uint64_t id;
+  std::vector<Addr> addrs;
+};
+
+std::string addr_bytes(const Addr& a) {
+  if (a.ss.ss_family == AF_INET) {
+    auto* in = reinterpret_cast<const sockaddr_in*>(&a.ss);
+    return std::string(reinterpret_cast<const char*>(&in->sin_addr), 4);
+  }
+  auto* in6 = reinterpret_cast<const sockaddr_in6*>(&a.ss);
+  return std::string(reinterpret_cast<const char*>(&in6->sin6_addr), 16);
+}
+
+std::string addr_text(const Addr& a) {
+  char buf[INET6_ADDRSTRLEN] = {0};
+  if (a.ss.ss_family == AF_INET) {
+    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&a.ss)->sin_addr, buf, sizeof buf);
+  } else {
+    ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&a.ss)->sin6_addr, buf, sizeof buf);
+  }
+  return buf;
+}
+
+std::string http_refusal(const std::string& host) {
+  std::string body = "Connection blocked by network allowlist: " + host + "\n";
+  return fmt::format(
+      "HTTP/1.1 403 Forbidden\r\nX-Proxy-Error: blocked-by-allowlist\r\nContent-Type: text/plain\r\n"
+      "Content-Length: {}\r\nConnection: close\r\n\r\n{}",
+      body.size(), body);
+}
+
+std::string http_error(int code, const char* text, const std::string& why) {
+  std::string body = why + "\n";
+  return fmt::format("HTTP/1.1 {} {}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+                     code, text, body.size(), body);
+}
+
+}  // namespace
+
+struct Proxy::Impl {
+  ProxyConfig cfg;
+  ProxyStats stats;
+  Fd http_listener, socks_listener, epoll, stop_fd, resolver_fd;
+  std::thread loop_thread, resolver_thread;
+  std::unordered_map<std::uint64_t, std::unique_ptr<Conn>> conns;
+  std::uint64_t next_id = kFirstConn;
+  std::set<std::string> own_addresses;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Job> jobs;
+  std::deque<Resolved> results;
+  bool resolver_stop = false;
+
+  void run();
+  void resolver();
+  void accept_all(int lfd, Proto proto);
+  void on_event(Conn& c, bool upstream, std::uint32_t ev);
+  void refuse(Conn& c, const std::string& reason, const std::string& rule);
+  void start_resolve(Conn& c);
+  void on_resolved(Resolved r);
+  void try_connect(Conn& c);
+  void connected(Conn& c);
+  void fail(Conn& c, const std::string& http, int socks_code);
+  void pump(Conn& c);
+  void update(Conn& c);
+  void close_conn(std::uint64_t id);
+  void on_head(Conn& c);
+  void on_socks(Conn& c);
+};
+
+Proxy::Proxy(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Proxy::~Proxy() { stop(); }
+const ProxyStats& Proxy::stats() const { return impl_->stats; }
+
+Result<std::unique_ptr<Proxy>> Proxy::start(ProxyConfig config, Fd http_listener, Fd socks_listener) {
+  auto impl = std::make_unique<Impl>();
+  impl->cfg = std::move(config);
+  impl->http_listener = std::move(http_listener);
+  impl->socks_listener = std::move(socks_listener);
+  impl->epoll = Fd(::epoll_create1(EPOLL_CLOEXEC));
+  impl->stop_fd = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  impl->resolver_fd = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!impl->epoll.valid() || !impl->stop_fd.valid() || !impl->resolver_fd.valid()) {
+    return make_error(ErrorKind::kSandboxFailed, fmt::format("proxy: epoll/eventfd failed: {}", std::strerror(errno)));
+  }
+  for (auto [fd, id] : {std::pair{impl->http_listener.get(), kListenHttp}, std::pair{impl->socks_listener.get(), kListenSocks},
+                        std::pair{impl->stop_fd.get(), kStopId}, std::pair{impl->resolver_fd.get(), kResolverId}}) {
+    if (fd < 0) continue;
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = id;
+    if (::epoll_ctl(impl->epoll.get(), EPOLL_CTL_ADD, fd, &ev) != 0) {
+      return make_error(ErrorKind::kSandboxFailed, fmt::format("proxy: epoll_ctl failed: {}", std::strerror(errno)));
+    }
+  }
+  // This host's own addresses: a name resolving to one of them is refused like loopback.
+  struct ifaddrs* ifa = nullptr;
+  if (::getifaddrs(&ifa) == 0) {
+    for (auto* i = ifa; i; i = i->ifa_next) {
+      if (!i->ifa_addr) continue;
+      if (i->ifa_addr->sa_family == AF_INET) {
+        impl->own_addresses.insert(std::string(reinterpret_cast<const char*>(&reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr), 4));
+      } else if (i->ifa_addr->sa_family == AF_INET6) {
+        impl->own_addresses.insert(std::string(reinterpret_cast<const char*>(&reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr), 16));
+      }
+    }
+    ::freeifaddrs(ifa);
+  }
+  Impl* raw = impl.get();
+  impl->resolver_thread = std::thread([raw] { raw->resolver(); });
+  impl->loop_thread = std::thread([raw] { raw->run(); });
+  return std::unique_ptr<Proxy>(new Proxy(std::move(impl)));
+}
+
+void Proxy::stop() {
+  if (!impl_ || !impl_->loop_thread.joinable()) return;
+  std::uint64_t one = 1;
+  (void)!::write(impl_->stop_fd.get(), &one, sizeof one);
+  impl_->loop_thread.join();
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->resolver_stop = true;
+  }
+  impl_->cv.notify_all();
+  impl_->resolver_thread.join();
+}
+
+void Proxy::Impl::resolver() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return resolver_stop || !jobs.empty(); });
+      if (resolver_stop) return;
+      job = std::move(jobs.front());
+      jobs.pop_front();
+    }
+    Resolved r{job.id, {}};
+    struct addrinfo hints {};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    struct addrinfo* res = nullptr;
+    if (::getaddrinfo(job.host.c_str(), std::to_string(job.port).c_str(), &hints, &res) == 0) {
+      for (auto* a = res; a; a = a->ai_next) {
+        Addr x;
+        std::memcpy(&x.ss, a->ai_addr, a->ai_addrlen);
+        x.len = a->ai_addrlen;
+        r.addrs.push_back(x);
+      }
+      ::freeaddrinfo(res);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      results.push_back(std::move(r));
+    }
+    std::uint64_t one = 1;
+    (void)!::write(resolver_fd.get(), &one, sizeof one);
+  }
+}
+
+void Proxy::Impl::run() {
+  epoll_event evs[256];
+  for (;;) {
+    int n = ::epoll_wait(epoll.get(), evs, 256, 1000);
+    if (n < 0 && errno != EINTR) return;
+    for (int i = 0; i < n; ++i) {
+      std::uint64_t d = evs[i].data.u64;
+      if (d == kStopId) {
+        conns.clear();
+        return;
+      }
+      if (d == kListenHttp) {
+        accept_all(http_listener.get(), cfg.forward_http_port ? Proto::kForward : Proto::kHttp);
+      } else if (d == kListenSocks) {
+        accept_all(socks_listener.get(), cfg.forward_socks_port ? Proto::kForward : Proto::kSocks);
+      } else if (d == kResolverId) {
+        std::uint64_t v;
+        (void)!::read(resolver_fd.get(), &v, sizeof v);
+        std::deque<Resolved> got;
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          got.swap(results);
+        }
+        for (auto& r : got) on_resolved(std::move(r));
+      } else {
+        auto it = conns.find(d >> 1);
+        if (it != conns.end()) on_event(*it->second, d & 1, evs[i].events);
+      }
+    }
+    // Request heads that never complete.
+    double t = now_s();
+    std::vector<std::uint64_t> expired;
+    for (auto& [id, c] : conns) {
+      if (c->deadline > 0 && t > c->deadline) expired.push_back(id);
+    }
+    for (auto id : expired) close_conn(id);
+  }
+}
+
+void Proxy::Impl::accept_all(int lfd, Proto proto) {
+  for (;;) {
+    int fd = ::accept4(lfd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    if (conns.size() >= cfg.max_connections) {
+      ::close(fd);
+      continue;
+    }
+    auto c = std::make_unique<Conn>();
+    c->id = next_id++;
+    c->client.reset(fd);
+    c->proto = proto;
+    c->st = proto == Proto::kSocks ? St::kSocksGreet : St::kHead;
+    c->deadline = now_s() + cfg.head_timeout_s;
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    ++stats.connections;
+    Conn& ref = *c;
+    conns.emplace(c->id, std::move(c));
+    if (proto == Proto::kForward) {
+      ref.host = "127.0.0.1";
+      ref.port = lfd == http_listener.get() ? *cfg.forward_http_port : *cfg.forward_socks_port;
+      Addr a;
+      auto* in = reinterpret_cast<sockaddr_in*>(&a.ss);
+      in->sin_family = AF_INET;
+      in->sin_port = htons(static_cast<uint16_t>(ref.port));
+      in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      a.len = sizeof(sockaddr_in);
+      ref.addrs = {a};
+      ref.deadline = 0;
+      try_connect(ref);
+      continue;
+    }
+    update(ref);
+  }
+}
+
+void Proxy::Impl::update(Conn& c) {
+  std::uint32_t cm = 0, um = 0;
+  switch (c.st) {
+    case St::kHead:
+    case St::kSocksGreet:
+    case St::kSocksReq: cm = EPOLLIN; break;
+    case St::kResolving: break;
+    case St::kConnecting: um = EPOLLOUT; break;
+    case St::kRelay:
+      if (!c.client_eof && c.c2u.space() > 0) cm |= EPOLLIN;
+      if (c.u2c.size() > 0) cm |= EPOLLOUT;
+      if (!c.upstream_eof && c.u2c.space() > 0) um |= EPOLLIN;
+      if (c.c2u.size() > 0) um |= EPOLLOUT;
+      break;
+    case St::kClosing:
+      if (c.u2c.size() > 0) cm |= EPOLLOUT;
+      break;
+  }
+  auto set = [&](Fd& fd, std::uint32_t& cur, std::uint32_t want, bool up) {
+    if (!fd.valid() || cur == want) return;
+    epoll_event ev{};
+    ev.events = want;
+    ev.data.u64 = (c.id << 1) | (up ? 1 : 0);
+    if (cur == 0 && want != 0) {
+      if (::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, fd.get(), &ev) != 0) ::epoll_ctl(epoll.get(), EPOLL_CTL_MOD, fd.get(), &ev);
+    } else {
+      ::epoll_ctl(epoll.get(), EPOLL_CTL_MOD, fd.get(), &ev);
+    }
+    cur = want;
+  };
+  set(c.client, c.client_mask, cm, false);
+  set(c.upstream, c.upstream_mask, um, true);
+}
+
+void Proxy::Impl::close_conn(std::uint64_t id) { conns.erase(id); }
+
+void Proxy::Impl::refuse(Conn& c, const std::string& reason, const std::string& rule) {
+  ++stats.refused;
+  bool v6 = c.host.find(':') != std::string::npos;
+  std::string target = fmt::format("{}:{}", v6 ? "[" + c.host + "]" : c.host, c.port);
+  if (cfg.on_refusal) cfg.on_refusal({"network-outbound", target, rule.empty() ? reason : reason + ": " + rule});
+  if (c.proto == Proto::kSocks) {
+    fail(c, "", 0x02);
+  } else {
+    fail(c, http_refusal(c.host), 0);
+  }
+}
+
+void Proxy::Impl::fail(Conn& c, const std::string& http, int socks_code) {
+  c.u2c.append(c.proto == Proto::kSocks ? socks_reply(socks_code) : http);
+  c.st = St::kClosing;
+  c.upstream.reset();
+  c.upstream_mask = 0;
+  c.deadline = now_s() + 5;
+  update(c);
+}
+
+void Proxy::Impl::on_head(Conn& c) {
+  auto p = parse_http_request(c.in, cfg.max_head);
+  if (p.status == ParseStatus::kNeedMore) return;
+  if (p.status == ParseStatus::kError) {
+    fail(c, http_error(p.error_code, p.error_code == 431 ? "Request Header Fields Too Large" : "Bad Request", p.error), 0);
+    return;
+  }
+  c.host = p.req.host;
+  c.port = p.req.port;
+  c.connect_method = p.req.connect;
+  std::string rest = c.in.substr(p.req.header_bytes);
+  c.in.clear();
+  c.prefix = c.connect_method ? rest : upstream_head(p.req) + rest;
+  NetDecision d = decide_host(cfg.policy, c.host, c.port);
+  if (!d.allow) {
+    refuse(c, d.reason, d.rule);
+    return;
+  }
+  start_resolve(c);
+}
+
+void Proxy::Impl::on_socks(Conn& c) {
+  if (c.st == St::kSocksGreet) {
+    auto g = parse_socks_greeting(c.in);
+    if (g.status == ParseStatus::kNeedMore) return;
+    if (g.status == ParseStatus::kError || !g.no_auth) {
+      c.u2c.append(std::string{5, static_cast<char>(0xff)});
+      c.st = St::kClosing;
+      update(c);
+      return;
+    }
+    c.u2c.append(std::string{5, 0});
+    c.in.erase(0, g.consumed);
+    c.st = St::kSocksReq;
+    // Answer the greeting now; the request may follow in the same segment.
+    ::send(c.client.get(), c.u2c.data.data() + c.u2c.head, c.u2c.size(), MSG_NOSIGNAL);
+    c.u2c.consume(c.u2c.size());
+  }
+  auto r = parse_socks_request(c.in);
+  if (r.status == ParseStatus::kNeedMore) return;
+  if (r.status == ParseStatus::kError) {
+    fail(c, "", r.reply);
+    return;
+  }
+  c.host = r.host;
+  c.port = r.port;
+  c.prefix = c.in.substr(r.consumed);
+  c.in.clear();
+  NetDecision d = decide_host(cfg.policy, c.host, c.port);
+  if (!d.allow) {
+    refuse(c, d.reason, d.rule);
+    return;
+  }
+  start_resolve(c);
+}
+
+void Proxy::Impl::start_resolve(Conn& c) {
+  c.st = St::kResolving;
+  c.deadline = 0;
+  update(c);
+  // An address literal needs no lookup.
+  Addr a;
+  auto* in = reinterpret_cast<sockaddr_in*>(&a.ss);
+  auto* in6 = reinterpret_cast<sockaddr_in6*>(&a.ss);
+  if (::inet_pton(AF_INET, c.host.c_str(), &in->sin_addr) == 1) {
+    in->sin_family = AF_INET;
+    in->sin_port = htons(static_cast<uint16_t>(c.port));
+    a.len = sizeof(sockaddr_in);
+    on_resolved({c.id, {a}});
+    return;
+  }
+  if (::inet_pton(AF_INET6, c.host.c_str(), &in6->sin6_addr) == 1) {
+    in6->sin6_family = AF_INET6;
+    in6->sin6_port = htons(static_cast<uint16_t>(c.port));
+    a.len = sizeof(sockaddr_in6);
+    on_resolved({c.id, {a}});
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    jobs.push_back({c.id, c.host, c.port});
+  }
+  cv.notify_one();
+}
+
+void Proxy::Impl::on_resolved(Resolved r) {
+  auto it = conns.find(r.id);
+  if (it == conns.end()) return;
+  Conn& c = *it->second;
+  if (r.addrs.empty()) {
+    fail(c, http_error(502, "Bad Gateway", "cannot resolve " + c.host), 0x04);
+    return;
+  }
+  // NET-7: every address must pass the guard; one local address refuses the name (a name that
+  // resolves to both a public and a local address is a rebinding attempt).
+  for (const auto& a : r.addrs) {
+    std::string bytes = addr_bytes(a);
+    NetDecision d = check_resolved(cfg.policy, c.host, addr_text(a), bytes, own_addresses.count(bytes) > 0, c.port);
+    if (!d.allow) {
+      refuse(c, d.reason, "");
+      return;
+    }
+  }
+  c.addrs = std::move(r.addrs);
+  c.next_addr = 0;
+  try_connect(c);
+}
+
+void Proxy::Impl::try_connect(Conn& c) {
+  while (c.next_addr < c.addrs.size()) {
+    const Addr& a = c.addrs[c.next_addr++];
+    Fd fd(::socket(a.ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd.valid()) continue;
+    int one = 1;
+    ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    int rc = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&a.ss), a.len);
+    if (rc == 0 || errno == EINPROGRESS) {
+      c.upstream = std::move(fd);
+      c.upstream_mask = 0;
+      c.st = St::kConnecting;
+      update(c);
+      return;
+    }
+  }
+  fail(c, http_error(502, "Bad Gateway", "cannot connect to " + c.host), 0x05);
+}
+
+void Proxy::Impl::connected(Conn& c) {
+  c.st = St::kRelay;
+  if (c.proto == Proto::kSocks) {
+    c.u2c.append(socks_reply(0));
+  } else if (c.proto == Proto::kHttp && c.connect_method) {
+    c.u2c.append("HTTP/1.1 200 Connection established\r\n\r\n");
+  }
+  if (!c.prefix.empty()) c.c2u.append(c.prefix);
+  c.prefix.clear();
+  c.in.clear();
+  update(c);
+}
+
+void Proxy::Impl::pump(Conn& c) {
+  auto move = [&](Fd& from, Fd& to, Buffer& buf, bool& from_eof, bool& to_shut) {
+    bool progress = true;
+    while (progress) {
+      progress = false;
+      if (!from_eof && buf.space() > 0) {
+        char* p = buf.write_ptr();
+        size_t room = buf.write_room();
+        if (room > 0) {
+          ssize_t n = ::recv(from.get(), p, room, 0);
+          if (n > 0) {
+            buf.tail += static_cast<size_t>(n);
+            stats.bytes += static_cast<unsigned long long>(n);
+            progress = true;
+          } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+            from_eof = true;
+          }
+        }
+      }
+      if (buf.size() > 0) {
+        ssize_t n = ::send(to.get(), buf.data.data() + buf.head, buf.size(), MSG_NOSIGNAL);
+        if (n > 0) {
+          buf.consume(static_cast<size_t>(n));
+          progress = true;
+        } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+          from_eof = true;
+          buf.consume(buf.size());
+          return false;
+        }
+      }
+    }
+    if (from_eof && buf.size() == 0 && !to_shut) {
+      ::shutdown(to.get(), SHUT_WR);
+      to_shut = true;
+    }
+    return true;
+  };
+  bool ok1 = move(c.client, c.upstream, c.c2u, c.client_eof, c.upstream_shut);
+  bool ok2 = move(c.upstream, c.client, c.u2c, c.upstream_eof, c.client_shut);
+  if (!ok1 || !ok2 || (c.upstream_shut && c.client_shut)) {
+    close_conn(c.id);
+    return;
+  }
+  update(c);
+}
+
+void Proxy::Impl::on_event(Conn& c, bool upstream, std::uint32_t ev) {
+  switch (c.st) {
+    case St::kHead:
+    case St::kSocksGreet:
+    case St::kSocksReq: {
+      char buf[8192];
+      ssize_t n = ::recv(c.client.get(), buf, sizeof buf, 0);
+      if (n <= 0) {
+        if (n == 0 || (errno != EAGAIN && errno != EINTR)) close_conn(c.id);
+        return;
+      }
+      c.in.append(buf, static_cast<size_t>(n));
+      if (c.in.size() > cfg.max_head + 8192) {
+        fail(c, http_error(431, "Request Header Fields Too Large", "request head too large"), 0x01);
+        return;
+      }
+      if (c.proto == Proto::kHttp) on_head(c); else on_socks(c);
+      return;
+    }
+    case St::kResolving:
+      if (!upstream && (ev & (EPOLLHUP | EPOLLERR))) close_conn(c.id);
+      return;
+    case St::kConnecting: {
+      if (!upstream) return;
+      int err = 0;
+      socklen_t len = sizeof err;
+      ::getsockopt(c.upstream.get(), SOL_SOCKET, SO_ERROR, &err, &len);
+      if (err != 0) {
+        ::epoll_ctl(epoll.get(), EPOLL_CTL_DEL, c.upstream.get(), nullptr);
+        c.upstream.reset();
+        c.upstream_mask = 0;
+        try_connect(c);
+        return;
+      }
+      connected(c);
+      pump(c);
+      return;
+    }
+    case St::kRelay:
+      pump(c);
+      return;
+    case St::kClosing: {
+      if (c.u2c.size() > 0) {
+        ssize_t n = ::send(c.client.get(), c.u2c.data.data() + c.u2c.head, c.u2c.size(), MSG_NOSIGNAL);
+        if (n > 0) c.u2c.consume(static_cast<size_t>(n));
+        else if (errno != EAGAIN) { close_conn(c.id); return; }
+      }
+      if (c.u2c.size() == 0) {
+        close_conn(c.id);
+        return;
+      }
+      update(c);
+      return;
+    }
+  }
+}
+
+}  // namespace wb::netproxy

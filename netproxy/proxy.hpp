@@ -1,0 +1,51 @@
+#pragma once
+// The proxy: one epoll loop on a thread of wavebox, accepting on listeners that live in the
+// sandbox's network namespace (passed over SCM_RIGHTS), deciding each connection against the
+// allowlist, resolving on a helper thread, dialling out from the host's namespace, and moving
+// bytes with bounded buffers. No thread per connection.
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/result.hpp"
+#include "core/sys/fd.hpp"
+#include "core/violations.hpp"
+#include "netproxy/decision.hpp"
+
+namespace wb::netproxy {
+
+struct ProxyConfig {
+  NetPolicy policy;
+  std::function<void(const Violation&)> on_refusal;  // called on the proxy thread
+  // The caller's own proxies (sandbox.network.httpProxyPort/socksProxyPort): connections are
+  // forwarded to 127.0.0.1:PORT on the host, unfiltered by us.
+  std::optional<int> forward_http_port;
+  std::optional<int> forward_socks_port;
+  size_t max_connections = 4096;
+  size_t max_head = 65536;
+  double head_timeout_s = 30;
+};
+
+struct ProxyStats {
+  std::atomic<size_t> connections{0};
+  std::atomic<size_t> refused{0};
+  std::atomic<unsigned long long> bytes{0};
+};
+
+class Proxy {
+ public:
+  static Result<std::unique_ptr<Proxy>> start(ProxyConfig config, sys::Fd http_listener, sys::Fd socks_listener);
+  ~Proxy();
+  void stop();
+  const ProxyStats& stats() const;
+
+  struct Impl;
+
+ private:
+  explicit Proxy(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace wb::netproxy
