@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# SPEC §4 end to end: the proxy is the sandbox's only way out. A lab of two network namespaces
+# (made here, torn down here) holds an upstream test host that logs every request it receives.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/netlab.sh"
+if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null || ! command -v curl >/dev/null; then
+  echo "the network lab needs root, ip and curl (the unprivileged run is covered from root below)"
+  exit 77
+fi
+trap 'lab_down; cleanup' EXIT
+lab_up || { echo "cannot build the lab"; exit 1; }
+
+S="$SCRATCH/net.json"
+settings() { printf '{"sandbox":{"enabled":true,"network":{"allowedDomains":%s,"deniedDomains":%s}}}' "$1" "${2:-[]}" > "$S"; }
+CURL='curl -s -m 5 -o /dev/stderr -w %{http_code}'
+
+settings '["allowed.test","*.allowed.test","other.test:8080"]' '["denied.test"]'
+lab_wb run --settings "$S" -- sh -c "$CURL http://allowed.test/hello-http"
+check "HTTP to an allowed name: the server received it" received "80 GET /hello-http"
+check "HTTP: the command got the answer" grep -q "hello from 80" <<<"$OUT"
+lab_wb run --settings "$S" -- sh -c "curl -s -m 5 -k https://allowed.test/hello-https"
+check "HTTPS via CONNECT: the server received it" received "443 GET /hello-https"
+lab_wb run --settings "$S" -- sh -c 'curl -s -m 5 --proxy "$ALL_PROXY" http://allowed.test/hello-socks'
+check "SOCKS5 (socks5h): the server received it" received "80 GET /hello-socks"
+lab_wb run --settings "$S" -- sh -c "curl -s -m 5 http://sub.allowed.test/hello-sub"
+check "a subdomain of *.allowed.test is allowed" received "GET /hello-sub host=sub.allowed.test"
+lab_wb run --settings "$S" -- sh -c "curl -s -m 5 http://other.test:8080/hello-port"
+check "an entry with a port allows that port" received "8080 GET /hello-port"
+
+lab_wb run --settings "$S" -- sh -c "curl -s -m 5 -D - http://other.test/refused-1"
+check "a name not allowed on this port: 403" grep -q "403" <<<"$OUT"
+check "the refusal names the allowlist and the host" grep -q "Connection blocked by network allowlist: other.test" <<<"$OUT"
+check "the refusal carries X-Proxy-Error" grep -qi "X-Proxy-Error: blocked-by-allowlist" <<<"$OUT"
+check "the violations block lists host:port and reason" grep -q "deny network-outbound other.test:80 (host is not on the allow list)" <<<"$OUT"
+check "the server saw nothing of it" bash -c '! grep -q refused-1 "$0"' "$LAB_LOG"
+lab_wb run --settings "$S" -- sh -c "curl -s -m 5 http://denied.test/refused-2"
+check "a denied name is refused" grep -q "deny network-outbound denied.test:80" <<<"$OUT"
+settings '["allowed.test","denied.test"]' '["denied.test"]'
+lab_wb run --settings "$S" -- sh -c "curl -s -m 5 http://denied.test/refused-3"
+check "denied wins over allowed" grep -q "host is on the deny list" <<<"$OUT"
+settings '["*.allowed.test"]'
+lab_wb run --settings "$S" -- sh -c "curl -s -m 5 http://allowed.test/refused-4"
+check "the apex is refused when only *.x is allowed" grep -q "deny network-outbound allowed.test:80" <<<"$OUT"
+settings '[]'
+lab_wb run --settings "$S" -- sh -c "curl -s -m 5 http://allowed.test/refused-5; curl -s -m 5 -k https://allowed.test/refused-6; curl -s -m 5 --proxy \"\$ALL_PROXY\" http://allowed.test/refused-7"
+check "empty allowlist: HTTP, HTTPS and SOCKS refused" [ "$(grep -c 'deny network-outbound allowed.test' <<<"$OUT")" -ge 2 ]
+lab_wb run --settings "$S" -- sh -c "python3 -c \"import socket; s=socket.socket(); s.connect(('127.0.0.1',1080)); s.sendall(bytes([5,1,0])); s.recv(2); s.sendall(bytes([5,1,0,3,len(b'allowed.test')])+b'allowed.test'+bytes([0,80])); print('socks-reply', s.recv(10)[1])\""
+check "SOCKS5 refusal is reply 0x02" grep -q "socks-reply 2" <<<"$OUT"
+
+# Around the proxy: nothing reaches the upstream.
+settings '["allowed.test"]'
+: > "$SCRATCH/before"; cp "$LAB_LOG" "$SCRATCH/before"
+lab_wb run --settings "$S" -- sh -c "
+curl -s -m 3 --noproxy '*' http://$LAB_UP_IP/direct-1;
+env -u HTTP_PROXY -u http_proxy -u HTTPS_PROXY -u https_proxy -u ALL_PROXY -u all_proxy curl -s -m 3 http://allowed.test/direct-2;
+(exec 3<>/dev/tcp/$LAB_UP_IP/80 && printf 'GET /direct-3 HTTP/1.0\r\n\r\n' >&3) 2>/dev/null;
+python3 -c \"import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'udp-escape', ('$LAB_UP_IP', 53))\" 2>/dev/null;
+python3 -c \"import socket; print(socket.gethostbyname('allowed.test'))\" 2>/dev/null; true"
+check "no direct, unproxied, raw TCP or UDP traffic reached the upstream" cmp -s "$SCRATCH/before" "$LAB_LOG"
+check "direct connections are listed as violations" grep -q "deny network-outbound $LAB_UP_IP:80 (direct connection; use the proxy)" <<<"$OUT"
+
+# NET-7: an allowed name that resolves to loopback is refused.
+settings '["loopname.test"]'
+lab_wb run --settings "$S" -- sh -c "curl -s -m 5 http://loopname.test/"
+check "an allowed name resolving to 127.0.0.1 is refused" grep -q "deny network-outbound loopname.test:80 (resolves to a local address (127.0.0.1))" <<<"$OUT"
+
+# No query string in reports.
+settings '["allowed.test"]'
+lab_wb run --settings "$S" -- sh -c "curl -s -m 5 'http://other.test/p?token=SECRET123'"
+check "the query string appears nowhere in stderr" bash -c '! grep -q SECRET123 <<<"$0"' "$OUT"
+check "the refusal is still listed" grep -q "deny network-outbound other.test:80" <<<"$OUT"
+
+# Host tricks.
+lab_wb run --settings "$S" -- sh -c "curl -s -m 5 http://OTHER.TEST/t1; curl -s -m 5 http://other.test./t2; curl -s -m 5 http://allowed.test.evil.test/t3; curl -s -m 5 http://127.1/t4; curl -s -m 5 http://2130706433/t5"
+check "uppercase, trailing dot, suffix and numeric tricks reach nothing" bash -c '! grep -qE "/t[1-5]" "$0"' "$LAB_LOG"
+check "numeric forms are reported as the address" grep -q "deny network-outbound 127.0.0.1:80" <<<"$OUT"
+lab_wb run --settings "$S" -- sh -c "python3 -c \"import socket; s=socket.socket(); s.connect(('127.0.0.1',1080)); s.sendall(bytes([5,1,0])); s.recv(2); h=b'allowed.test\\x00.evil'; s.sendall(bytes([5,1,0,3,len(h)])+h+bytes([0,80])); print('nul-reply', s.recv(10)[1])\""
+check "a NUL byte in a SOCKS host name is refused" grep -q "nul-reply 2" <<<"$OUT"
+
+# git over http from an allowed lab server (dumb protocol).
+export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@e GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@e
+git init -q "$SCRATCH/src" && git -C "$SCRATCH/src" commit -q --allow-empty -m lab-commit
+git clone -q --bare "$SCRATCH/src" "$LAB_ROOT/repo.git" && git -C "$LAB_ROOT/repo.git" update-server-info
+lab_wb run --settings "$S" -- sh -c "git clone -q http://allowed.test/repo.git cloned && git -C cloned log --oneline"
+check "git clone over http from an allowed server works" grep -q lab-commit <<<"$OUT"
+
+# The same as an unprivileged user (user namespaces, /proc and capabilities differ).
+user=wavebox-test
+if id "$user" >/dev/null 2>&1; then
+  uws="$SCRATCH/userws"; mkdir -p "$uws"; chown "$user" "$uws"; chmod o+rx "$SCRATCH"
+  OUT=$(ip netns exec "$LAB_CL" runuser -u "$user" -- sh -c "cd '$uws' && HOME='$uws' '$WAVEBOX' run --settings '$S' -- sh -c 'curl -s -m 5 http://allowed.test/hello-user; curl -s -m 5 http://other.test/refused-user'" 2>&1)
+  check "unprivileged: an allowed name works" received "GET /hello-user"
+  check "unprivileged: a refused name is listed" grep -q "deny network-outbound other.test:80" <<<"$OUT"
+  check "unprivileged: the server saw no refused request" bash -c '! grep -q refused-user "$0"' "$LAB_LOG"
+fi
+finish
