@@ -342,6 +342,9 @@ Result<Settings> load_settings(const std::vector<SettingsSource>& sources, const
       return make_error(ErrorKind::kSettings,
                         fmt::format("{}:{}:{}: not valid JSON: {}", file, line, col,
                                     pos == std::string::npos ? what : what.substr(pos)));
+    } catch (const json::exception& e) {
+      // Not a syntax error but still unreadable (a number out of range, ...): found by fuzzing.
+      return make_error(ErrorKind::kSettings, fmt::format("{}: not valid JSON: {}", file, e.what()));
     }
     if (!doc.is_object()) {
       return make_error(ErrorKind::kSettings,

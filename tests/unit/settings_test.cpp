@@ -88,3 +88,9 @@ TEST_CASE("every documented sandbox key parses") {
   CHECK(r->sandbox.ignore_violations.at("*") == std::vector<std::string>{"/dev/null"});
   CHECK(*r->sandbox.enabled_platforms == std::vector<std::string>{"linux"});
 }
+
+TEST_CASE("a number out of range is a settings error, not a crash (found by fuzzing)") {
+  auto r = load1("1E555");
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().message, Catch::Contains("/proj/.wave/settings.json"));
+}
