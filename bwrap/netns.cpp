@@ -17,6 +17,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/sys/fs.hpp"
+
 namespace wb::lnx {
 namespace {
 
@@ -98,6 +100,7 @@ Result<NetnsChild> spawn_in_netns(const std::string& path, const std::vector<std
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     // Its own process group: a terminal's Ctrl-C reaches wavebox, which forwards it.
     ::setpgid(0, 0);
+    if (const struct rlimit* r = sys::original_fd_limit()) ::setrlimit(RLIMIT_NOFILE, r);
     if (::unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) child_fail(errfd, 1);
     // An unprivileged process may map exactly its own ids, after giving up setgroups.
     if (!write_file("/proc/self/setgroups", "deny", 4) ||

@@ -1,6 +1,8 @@
 // wavebox: run a shell command in an OS sandbox. Argument parsing (CLI11) lives only here.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "cli/options.hpp"
 #include "core/log.hpp"
@@ -8,11 +10,17 @@
 namespace {
 
 void add_common(CLI::App* sub, wb::cli::Options& o) {
-  sub->add_option("--settings", o.settings_files, "settings file (repeatable; later files win)");
+  // One value per occurrence: a vector option would otherwise swallow the "--" that ends our
+  // options, and the command's own options would be parsed as ours.
+  sub->add_option("--settings", o.settings_files, "settings file (repeatable; later files win)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub->add_option("--cwd", o.cwd, "the workspace (default: the current directory)");
   sub->add_flag("--dangerously-disable-sandbox", o.disable_sandbox,
                 "run unsandboxed if sandbox.allowUnsandboxedCommands allows it");
-  sub->add_option("--allow-write", o.allow_write, "an extra writable path (repeatable)");
+  sub->add_option("--allow-write", o.allow_write, "an extra writable path (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub->add_flag("--network-only", o.network_only, "filesystem rules off, network rules on");
   sub->add_option("--report-json", o.report_json, "write a JSON report to FILE or fd:N");
   sub->add_flag("--approve", o.approve, "the caller already has the user's approval for an ask rule");
@@ -43,8 +51,19 @@ int main(int argc, char** argv) {
   add_common(doctor, o);
   doctor->add_flag("--json", o.json, "machine-readable output");
 
+  // Everything after the first "--" is the command, untouched: CLI11 only sees what comes before
+  // (its own "--" handling lets a vector option swallow the separator).
+  std::vector<std::string> after;
+  int ours = argc;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--") {
+      ours = i;
+      after.assign(argv + i + 1, argv + argc);
+      break;
+    }
+  }
   try {
-    app.parse(argc, argv);
+    app.parse(ours, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -56,6 +75,8 @@ int main(int argc, char** argv) {
     return 125;
   }
   wb::log::set_verbose(o.verbose);
+  if (ours != argc) o.command.insert(o.command.end(), after.begin(), after.end());
+
   if (run->parsed()) return wb::cli::cmd_run(o);
   if (wrap->parsed()) return wb::cli::cmd_wrap(o);
   if (decide->parsed()) return wb::cli::cmd_decide(o);

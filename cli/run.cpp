@@ -237,6 +237,9 @@ int run_or_wrap(const Options& o, bool dry) {
   }
   std::string command_line;
   for (const auto& a : argv) command_line += (command_line.empty() ? "" : " ") + a;
+  // Only now, for the sandboxed run (the command gets the original limit back): an unsandboxed
+  // command must see exactly the limits it would without wavebox.
+  sys::raise_fd_limit();
   auto outcome = lnx::run_sandboxed(std::move(run));
   if (!outcome.ok()) return report_error(outcome.error());
   auto shown = filter_ignored(outcome->violations, s.sandbox.ignore_violations, command_line);

@@ -31,7 +31,6 @@ namespace {
 
 using sys::Fd;
 
-constexpr size_t kBuf = 256 * 1024;
 constexpr std::uint64_t kListenHttp = 1, kListenSocks = 2, kStopId = 3, kResolverId = 4, kFirstConn = 16;
 
 double now_s() {
@@ -40,38 +39,6 @@ double now_s() {
   return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-// A linear buffer: data between head and tail, compacted when it runs out of room.
-struct Buffer {
-  std::vector<char> data = std::vector<char>(kBuf);
-  size_t head = 0, tail = 0;
-  size_t size() const { return tail - head; }
-  size_t space() const { return data.size() - size(); }
-  char* write_ptr() {
-    if (tail == data.size() && head > 0) {
-      std::memmove(data.data(), data.data() + head, size());
-      tail -= head;
-      head = 0;
-    }
-    return data.data() + tail;
-  }
-  size_t write_room() const { return data.size() - tail; }
-  void append(const std::string& s) {
-    if (s.size() > space()) data.resize(size() + s.size() + kBuf);
-    write_ptr();
-    if (s.size() > write_room()) {
-      std::memmove(data.data(), data.data() + head, size());
-      tail -= head;
-      head = 0;
-    }
-    std::memcpy(data.data() + tail, s.data(), s.size());
-    tail += s.size();
-  }
-  void consume(size_t n) {
-    head += n;
-    if (head == tail) head = tail = 0;
-  }
-};
-
 struct Addr {
   sockaddr_storage ss{};
   socklen_t len = 0;
@@ -79,6 +46,15 @@ struct Addr {
 
 enum class Proto { kHttp, kSocks, kForward };
 enum class St { kHead, kSocksGreet, kSocksReq, kResolving, kConnecting, kRelay, kClosing };
+
+// One direction of a tunnel: bytes go socket -> pipe -> socket with splice(2), never through
+// our memory; `pre` holds what we send first (a rewritten request head, a CONNECT or SOCKS reply).
+struct Dir {
+  Fd pr, pw;
+  size_t in_pipe = 0;
+  bool src_eof = false, dst_shut = false;
+  std::string pre;
+};
 
 struct Conn {
   std::uint64_t id = 0;
@@ -92,11 +68,13 @@ struct Conn {
   std::string prefix;  // bytes for upstream once connected
   std::vector<Addr> addrs;
   size_t next_addr = 0;
-  Buffer c2u, u2c;
-  bool client_eof = false, upstream_eof = false, upstream_shut = false, client_shut = false;
+  Dir c2u, u2c;
+  std::string reply;  // kClosing: what the client gets before we close
   double deadline = 0;
   std::uint32_t client_mask = 0, upstream_mask = 0;
 };
+
+constexpr size_t kPipeCap = 65536;
 
 struct Job {
   std::uint64_t id;
@@ -169,6 +147,7 @@ struct Proxy::Impl {
   void connected(Conn& c);
   void fail(Conn& c, const std::string& http, int socks_code);
   void pump(Conn& c);
+  bool move(Dir& d, int src, int dst);
   void update(Conn& c);
   void close_conn(std::uint64_t id);
   void on_head(Conn& c);
@@ -351,13 +330,13 @@ void Proxy::Impl::update(Conn& c) {
     case St::kResolving: break;
     case St::kConnecting: um = EPOLLOUT; break;
     case St::kRelay:
-      if (!c.client_eof && c.c2u.space() > 0) cm |= EPOLLIN;
-      if (c.u2c.size() > 0) cm |= EPOLLOUT;
-      if (!c.upstream_eof && c.u2c.space() > 0) um |= EPOLLIN;
-      if (c.c2u.size() > 0) um |= EPOLLOUT;
+      if (!c.c2u.src_eof && c.c2u.in_pipe < kPipeCap) cm |= EPOLLIN;
+      if (c.u2c.in_pipe > 0 || !c.u2c.pre.empty()) cm |= EPOLLOUT;
+      if (!c.u2c.src_eof && c.u2c.in_pipe < kPipeCap) um |= EPOLLIN;
+      if (c.c2u.in_pipe > 0 || !c.c2u.pre.empty()) um |= EPOLLOUT;
       break;
     case St::kClosing:
-      if (c.u2c.size() > 0) cm |= EPOLLOUT;
+      if (!c.reply.empty()) cm |= EPOLLOUT;
       break;
   }
   auto set = [&](Fd& fd, std::uint32_t& cur, std::uint32_t want, bool up) {
@@ -391,7 +370,7 @@ void Proxy::Impl::refuse(Conn& c, const std::string& reason, const std::string& 
 }
 
 void Proxy::Impl::fail(Conn& c, const std::string& http, int socks_code) {
-  c.u2c.append(c.proto == Proto::kSocks ? socks_reply(socks_code) : http);
+  c.reply += c.proto == Proto::kSocks ? socks_reply(socks_code) : http;
   c.st = St::kClosing;
   c.upstream.reset();
   c.upstream_mask = 0;
@@ -425,17 +404,20 @@ void Proxy::Impl::on_socks(Conn& c) {
     auto g = parse_socks_greeting(c.in);
     if (g.status == ParseStatus::kNeedMore) return;
     if (g.status == ParseStatus::kError || !g.no_auth) {
-      c.u2c.append(std::string{5, static_cast<char>(0xff)});
+      c.reply = std::string{5, static_cast<char>(0xff)};
       c.st = St::kClosing;
       update(c);
       return;
     }
-    c.u2c.append(std::string{5, 0});
     c.in.erase(0, g.consumed);
     c.st = St::kSocksReq;
-    // Answer the greeting now; the request may follow in the same segment.
-    ::send(c.client.get(), c.u2c.data.data() + c.u2c.head, c.u2c.size(), MSG_NOSIGNAL);
-    c.u2c.consume(c.u2c.size());
+    // Answer the greeting now (two bytes into an empty socket buffer); the request may follow in
+    // the same segment.
+    static const char kNoAuth[2] = {5, 0};
+    if (::send(c.client.get(), kNoAuth, 2, MSG_NOSIGNAL) != 2) {
+      close_conn(c.id);
+      return;
+    }
   }
   auto r = parse_socks_request(c.in);
   if (r.status == ParseStatus::kNeedMore) return;
@@ -527,58 +509,81 @@ void Proxy::Impl::try_connect(Conn& c) {
 }
 
 void Proxy::Impl::connected(Conn& c) {
+  int p1[2], p2[2];
+  if (::pipe2(p1, O_NONBLOCK | O_CLOEXEC) != 0) {
+    fail(c, http_error(502, "Bad Gateway", "out of resources"), 0x01);
+    return;
+  }
+  if (::pipe2(p2, O_NONBLOCK | O_CLOEXEC) != 0) {
+    ::close(p1[0]);
+    ::close(p1[1]);
+    fail(c, http_error(502, "Bad Gateway", "out of resources"), 0x01);
+    return;
+  }
+  c.c2u.pr.reset(p1[0]);
+  c.c2u.pw.reset(p1[1]);
+  c.u2c.pr.reset(p2[0]);
+  c.u2c.pw.reset(p2[1]);
   c.st = St::kRelay;
   if (c.proto == Proto::kSocks) {
-    c.u2c.append(socks_reply(0));
+    c.u2c.pre = socks_reply(0);
   } else if (c.proto == Proto::kHttp && c.connect_method) {
-    c.u2c.append("HTTP/1.1 200 Connection established\r\n\r\n");
+    c.u2c.pre = "HTTP/1.1 200 Connection established\r\n\r\n";
   }
-  if (!c.prefix.empty()) c.c2u.append(c.prefix);
+  c.c2u.pre = std::move(c.prefix);
   c.prefix.clear();
   c.in.clear();
   update(c);
 }
 
-void Proxy::Impl::pump(Conn& c) {
-  auto move = [&](Fd& from, Fd& to, Buffer& buf, bool& from_eof, bool& to_shut) {
-    bool progress = true;
-    while (progress) {
-      progress = false;
-      if (!from_eof && buf.space() > 0) {
-        char* p = buf.write_ptr();
-        size_t room = buf.write_room();
-        if (room > 0) {
-          ssize_t n = ::recv(from.get(), p, room, 0);
-          if (n > 0) {
-            buf.tail += static_cast<size_t>(n);
-            stats.bytes += static_cast<unsigned long long>(n);
-            progress = true;
-          } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-            from_eof = true;
-          }
+// Moves what it can in one direction; false on a hard error.
+bool Proxy::Impl::move(Dir& d, int src, int dst) {
+  for (;;) {
+    bool progress = false;
+    if (!d.pre.empty()) {
+      ssize_t n = ::send(dst, d.pre.data(), d.pre.size(), MSG_NOSIGNAL);
+      if (n > 0) {
+        d.pre.erase(0, static_cast<size_t>(n));
+        progress = true;
+      } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+        return false;
+      }
+    } else {
+      if (!d.src_eof && d.in_pipe < kPipeCap) {
+        ssize_t n = ::splice(src, nullptr, d.pw.get(), nullptr, kPipeCap - d.in_pipe, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+        if (n > 0) {
+          d.in_pipe += static_cast<size_t>(n);
+          stats.bytes += static_cast<unsigned long long>(n);
+          progress = true;
+        } else if (n == 0) {
+          d.src_eof = true;
+        } else if (errno != EAGAIN && errno != EINTR) {
+          d.src_eof = true;  // reset by peer: treat as end of this direction
         }
       }
-      if (buf.size() > 0) {
-        ssize_t n = ::send(to.get(), buf.data.data() + buf.head, buf.size(), MSG_NOSIGNAL);
+      if (d.in_pipe > 0) {
+        ssize_t n = ::splice(d.pr.get(), nullptr, dst, nullptr, d.in_pipe, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
         if (n > 0) {
-          buf.consume(static_cast<size_t>(n));
+          d.in_pipe -= static_cast<size_t>(n);
           progress = true;
         } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-          from_eof = true;
-          buf.consume(buf.size());
           return false;
         }
       }
     }
-    if (from_eof && buf.size() == 0 && !to_shut) {
-      ::shutdown(to.get(), SHUT_WR);
-      to_shut = true;
-    }
-    return true;
-  };
-  bool ok1 = move(c.client, c.upstream, c.c2u, c.client_eof, c.upstream_shut);
-  bool ok2 = move(c.upstream, c.client, c.u2c, c.upstream_eof, c.client_shut);
-  if (!ok1 || !ok2 || (c.upstream_shut && c.client_shut)) {
+    if (!progress) break;
+  }
+  if (d.src_eof && d.in_pipe == 0 && d.pre.empty() && !d.dst_shut) {
+    ::shutdown(dst, SHUT_WR);
+    d.dst_shut = true;
+  }
+  return true;
+}
+
+void Proxy::Impl::pump(Conn& c) {
+  bool ok1 = move(c.c2u, c.client.get(), c.upstream.get());
+  bool ok2 = move(c.u2c, c.upstream.get(), c.client.get());
+  if (!ok1 || !ok2 || (c.c2u.dst_shut && c.u2c.dst_shut)) {
     close_conn(c.id);
     return;
   }
@@ -627,12 +632,16 @@ void Proxy::Impl::on_event(Conn& c, bool upstream, std::uint32_t ev) {
       pump(c);
       return;
     case St::kClosing: {
-      if (c.u2c.size() > 0) {
-        ssize_t n = ::send(c.client.get(), c.u2c.data.data() + c.u2c.head, c.u2c.size(), MSG_NOSIGNAL);
-        if (n > 0) c.u2c.consume(static_cast<size_t>(n));
-        else if (errno != EAGAIN) { close_conn(c.id); return; }
+      if (!c.reply.empty()) {
+        ssize_t n = ::send(c.client.get(), c.reply.data(), c.reply.size(), MSG_NOSIGNAL);
+        if (n > 0) {
+          c.reply.erase(0, static_cast<size_t>(n));
+        } else if (errno != EAGAIN) {
+          close_conn(c.id);
+          return;
+        }
       }
-      if (c.u2c.size() == 0) {
+      if (c.reply.empty()) {
         close_conn(c.id);
         return;
       }

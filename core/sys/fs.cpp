@@ -155,4 +155,21 @@ Result<StateDir> ensure_state_dir() {
   return s;
 }
 
+namespace {
+struct rlimit g_original_nofile;
+bool g_raised = false;
+}  // namespace
+
+void raise_fd_limit() {
+  struct rlimit r;
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return;
+  g_original_nofile = r;
+  if (r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &r) == 0) g_raised = true;
+  }
+}
+
+const struct rlimit* original_fd_limit() { return g_raised ? &g_original_nofile : nullptr; }
+
 }  // namespace wb::sys

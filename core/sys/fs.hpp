@@ -1,6 +1,8 @@
 #pragma once
 // File-system helpers with errors as values: reading files, probing paths, the per-user state
 // directory.
+#include <sys/resource.h>
+
 #include <string>
 #include <vector>
 
@@ -35,5 +37,11 @@ struct StateDir {
   std::string placeholder;
 };
 Result<StateDir> ensure_state_dir();
+
+// Raises this process's soft RLIMIT_NOFILE to the hard limit (the proxy holds two sockets per
+// tunnel) and remembers the original, which children get back before exec.
+void raise_fd_limit();
+// The limit before raise_fd_limit(); async-signal-safe to read.
+const struct rlimit* original_fd_limit();
 
 }  // namespace wb::sys
