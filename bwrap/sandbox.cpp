@@ -245,6 +245,15 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   for (const char* n : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}) env.push_back(std::string(n) + "=" + http_url);
   for (const char* n : {"ALL_PROXY", "all_proxy"}) env.push_back(std::string(n) + "=" + socks_url);
   env.push_back("WAVEBOX_SANDBOX=1");
+  // git over ssh: ssh's ProxyCommand is wavebox itself, speaking SOCKS5 to the proxy.
+  bool has_git_ssh = false;
+  for (const auto& kv : env) has_git_ssh = has_git_ssh || kv.rfind("GIT_SSH_COMMAND=", 0) == 0;
+  char self[4096];
+  ssize_t self_len = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (!has_git_ssh && self_len > 0) {
+    env.push_back(fmt::format("GIT_SSH_COMMAND=ssh -o ProxyCommand='{} connect %h %p'",
+                              std::string(self, static_cast<size_t>(self_len))));
+  }
   req.env = env;
   sys::Fd observer_bpf;
   req.shim = shim_path();

@@ -47,6 +47,11 @@ int main(int argc, char** argv) {
   add_common(decide, o);
   decide->add_option("-c", o.shell_command, "the command string");
   decide->add_option("command", o.command, "the command string (after --)");
+  std::string connect_host;
+  int connect_port = 0;
+  auto* connect = app.add_subcommand("connect", "inside the sandbox: a tunnel through its SOCKS5 proxy (ssh ProxyCommand)");
+  connect->add_option("host", connect_host)->required();
+  connect->add_option("port", connect_port)->required();
   auto* doctor = app.add_subcommand("doctor", "platform and dependency report");
   add_common(doctor, o);
   doctor->add_flag("--json", o.json, "machine-readable output");
@@ -80,6 +85,7 @@ int main(int argc, char** argv) {
   if (run->parsed()) return wb::cli::cmd_run(o);
   if (wrap->parsed()) return wb::cli::cmd_wrap(o);
   if (decide->parsed()) return wb::cli::cmd_decide(o);
+  if (connect->parsed()) return wb::cli::cmd_connect(connect_host, connect_port);
   if (doctor->parsed()) return wb::cli::cmd_doctor(o);
   return 125;
 }

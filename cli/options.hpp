@@ -28,6 +28,7 @@ struct Availability {
 std::string command_string(const Options& o);
 int cmd_run(const Options& o);
 int cmd_decide(const Options& o);
+int cmd_connect(const std::string& host, int port);
 int cmd_wrap(const Options& o);
 int cmd_doctor(const Options& o);
 

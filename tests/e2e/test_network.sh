@@ -84,6 +84,11 @@ git clone -q --bare "$SCRATCH/src" "$LAB_ROOT/repo.git" && git -C "$LAB_ROOT/rep
 lab_wb run --settings "$S" -- sh -c "git clone -q http://allowed.test/repo.git cloned && git -C cloned log --oneline"
 check "git clone over http from an allowed server works" grep -q lab-commit <<<"$OUT"
 
+# git over ssh goes through `wavebox connect` (ProxyCommand); here it carries a plain request.
+lab_wb run --settings "$S" -- sh -c "printf 'GET /via-connect HTTP/1.0\r\nHost: allowed.test\r\n\r\n' | $WAVEBOX connect allowed.test 80; echo; echo \"\$GIT_SSH_COMMAND\""
+check "wavebox connect tunnels through the SOCKS5 proxy" received "GET /via-connect"
+check "GIT_SSH_COMMAND uses wavebox connect as ProxyCommand" grep -q "ProxyCommand=.*connect %h %p" <<<"$OUT"
+
 # The same as an unprivileged user (user namespaces, /proc and capabilities differ).
 user=wavebox-test
 if id "$user" >/dev/null 2>&1; then
