@@ -89,6 +89,24 @@ lab_wb run --settings "$S" -- sh -c "printf 'GET /via-connect HTTP/1.0\r\nHost: 
 check "wavebox connect tunnels through the SOCKS5 proxy" received "GET /via-connect"
 check "GIT_SSH_COMMAND uses wavebox connect as ProxyCommand" grep -q "ProxyCommand=.*connect %h %p" <<<"$OUT"
 
+# httpProxyPort: connections go to the caller's own proxy on the host, not to ours.
+fport=$((20000 + RANDOM % 20000))
+ip netns exec "$LAB_CL" python3 -c "
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('127.0.0.1', $fport)); s.listen(5)
+s.settimeout(15)
+c, _ = s.accept(); line = c.recv(4096).split(b'\r\n')[0]
+open('$SCRATCH/forwarded', 'w').write(line.decode())
+c.sendall(b'HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nforwarded')
+" &
+fwd=$!
+sleep 0.3
+printf '{"sandbox":{"enabled":true,"network":{"httpProxyPort":%d}}}' "$fport" > "$SCRATCH/fwd.json"
+lab_wb run --settings "$SCRATCH/fwd.json" -- sh -c "curl -s -m 5 http://anything.test/via-caller-proxy"
+wait $fwd 2>/dev/null
+check "httpProxyPort: the request reached the caller's proxy" grep -q "GET http://anything.test/via-caller-proxy" "$SCRATCH/forwarded"
+check "httpProxyPort: the command got its answer" grep -q forwarded <<<"$OUT"
+
 # The same as an unprivileged user (user namespaces, /proc and capabilities differ).
 user=wavebox-test
 if id "$user" >/dev/null 2>&1; then
