@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 #include <set>
 #include <sys/stat.h>
@@ -31,6 +32,7 @@ double now_ms() {
 }
 
 struct Prepared {
+  std::vector<StubRequest> stub_list;  // for `wrap`: the stubs a run would create
   LinuxFacts facts;
   Plan plan;
   std::vector<std::string> git_dirs;
@@ -84,11 +86,31 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
   p.facts.bwrap_path = run.bwrap;
   std::copy(std::begin(run.bwrap_version), std::end(run.bwrap_version), p.facts.bwrap_version);
   p.facts.placeholder_file = run.state.placeholder;
+  std::map<std::string, PathKind> simulated;  // `wrap`: stubs it would create, as if they existed
   for (int round = 0; round < 4; ++round) {
     p.facts.paths.clear();
     probe_policy_paths(run.policy, p.facts);
+    for (auto& [path, fact] : p.facts.paths) {
+      for (const auto& [stub, kind] : simulated) {
+        if (fact.kind != PathKind::kMissing) break;
+        if (path == stub) {
+          fact.kind = kind;
+          fact.real = path;
+        } else if (paths::is_within(path, stub)) {
+          fact.first_missing = paths::join(stub, path.substr(stub.size() + 1, path.find('/', stub.size() + 1) - stub.size() - 1));
+        }
+      }
+    }
     p.plan = WB_TRY(plan_mounts(run.policy, p.facts));
-    if (p.plan.stubs.empty() || !stubs) return p;
+    if (p.plan.stubs.empty()) return p;
+    if (!stubs) {
+      for (const auto& s : p.plan.stubs) {
+        p.facts.stubs.insert(s.path);
+        p.stub_list.push_back(s);
+        simulated[s.path] = s.type == LeafType::kDir ? PathKind::kDir : PathKind::kFile;
+      }
+      continue;
+    }
     std::vector<sys::StubRegistry::Request> batch;
     for (const auto& s : p.plan.stubs) {
       p.facts.stubs.insert(s.path);
@@ -289,7 +311,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
 Result<std::string> describe_sandboxed(LinuxRun run) {
   Prepared p = WB_TRY(prepare(run, nullptr));
   std::string out;
-  for (const auto& s : p.plan.stubs) {
+  for (const auto& s : p.stub_list) {
     out += fmt::format("# stub ({}) created for the run: {}\n", s.type == LeafType::kDir ? "directory" : "file",
                        shell_quote(s.path));
   }

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 #include <glob.h>
 #include <pwd.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -143,7 +145,17 @@ Result<StateDir> ensure_state_dir() {
   s.stubs = s.root + "/stubs";
   s.scan = s.root + "/scan";
   s.placeholder = s.root + "/unreadable";
-  for (const auto& d : {s.root, s.tmp, s.stubs, s.scan}) WB_TRY(ensure_private_dir(d));
+  for (const auto& d : {s.root, s.tmp, s.scan}) WB_TRY(ensure_private_dir(d));
+  // The stub registry sees a create and an unlink per stub per run: on tmpfs that costs nothing,
+  // on a journaling file system it is most of a run's set-up time. The sandbox has a /dev/shm
+  // of its own, so it cannot reach this one.
+  struct statfs fs;
+  std::string shm = fmt::format("/dev/shm/wavebox-{}-stubs", ::geteuid());
+  if (::statfs("/dev/shm", &fs) == 0 && fs.f_type == TMPFS_MAGIC && ensure_private_dir(shm).ok()) {
+    s.stubs = shm;
+  } else {
+    WB_TRY(ensure_private_dir(s.stubs));
+  }
   struct stat st;
   if (::lstat(s.placeholder.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & 07777) != 0 ||
       st.st_size != 0) {

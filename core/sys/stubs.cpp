@@ -151,15 +151,10 @@ Status StubRegistry::acquire_one(const Request& r) {
 void StubRegistry::remove_if_unused(Fd& lock, const std::string& entry) {
   // Holding the registry lock, nobody can join this stub meanwhile; an exclusive lock succeeds
   // only when no other run holds its shared one.
-  (void)entry;
   if (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) return;
   Entry e;
   if (parse_entry(read_fd(lock.get()), e)) remove_stub(e);
-  // The entry file stays (empty) for the next run: unlinking it costs an inode eviction per
-  // stub, which on ext4 is most of a run's cleanup time.
-  if (::ftruncate(lock.get(), 0) != 0) {
-    // A stale entry is re-validated against the path's inode on the next acquire.
-  }
+  ::unlink(entry.c_str());
 }
 
 void StubRegistry::release_all() {
@@ -184,8 +179,7 @@ void StubRegistry::sweep() {
   if (!reg.ok()) return;
   for (const auto& entry : entries) {
     Fd fd(::open(entry.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
-    struct stat st;
-    if (fd.valid() && ::fstat(fd.get(), &st) == 0 && st.st_size > 0) remove_if_unused(fd, entry);
+    if (fd.valid()) remove_if_unused(fd, entry);
   }
 }
 
