@@ -146,6 +146,11 @@ constexpr unsigned long kNotifSetFlags = SECCOMP_IOW(4, __u64);
 constexpr __u64 kSyncWakeUp = 1;
 }  // namespace
 
+std::vector<std::string> Observer::created_git() const {
+  std::lock_guard<std::mutex> lock(created_mu_);
+  return created_git_;
+}
+
 void Observer::start() {
   if (!listener_.valid() || thread_.joinable()) return;
   struct sigaction sa {};
@@ -254,6 +259,17 @@ void Observer::handle_one() {
   ::clock_gettime(CLOCK_MONOTONIC, &te);
   busy_ns_ += (te.tv_sec - tb.tv_sec) * 1000000000LL + (te.tv_nsec - tb.tv_nsec);
   if (!valid) return;
+  bool creates = nr != SYS_unlink && nr != SYS_unlinkat && nr != SYS_rmdir && nr != SYS_chmod &&
+                 nr != SYS_fchmodat && nr != SYS_chown && nr != SYS_lchown && nr != SYS_fchownat &&
+                 nr != SYS_truncate && nr != SYS_utimensat;
+  if (creates) {
+    for (size_t i = (nr == SYS_rename || nr == SYS_renameat || nr == SYS_renameat2) ? 1 : 0; i < targets.size(); ++i) {
+      if (paths::basename(targets[i]) == ".git") {
+        std::lock_guard<std::mutex> lock(created_mu_);
+        created_git_.push_back(targets[i]);
+      }
+    }
+  }
   if (!network.empty()) {
     sink_({"network-outbound", network, "direct connection; use the proxy"});
     return;

@@ -160,14 +160,25 @@ void warn_appeared(const std::vector<std::string>& missing) {
   }
 }
 
-void warn_new_repositories(const Prepared& before, const std::string& cache) {
-  auto hits = scan_all(before.scan_roots, cache);
-  if (!hits.ok()) return;
+// New repositories: from the observer's record of created ".git" entries when it ran (exact and
+// free), else by scanning again.
+void warn_new_repositories(const Prepared& before, const std::string& cache, const Observer* observer) {
+  std::vector<std::string> found;
+  if (observer) {
+    for (const auto& p : observer->created_git()) {
+      if (sys::exists(p)) found.push_back(p);
+    }
+  } else {
+    auto hits = scan_all(before.scan_roots, cache);
+    if (!hits.ok()) return;
+    for (const auto& h : *hits) {
+      if (h.name == ".git") found.push_back(paths::join(h.dir, h.name));
+    }
+  }
   std::set<std::string> known(before.git_dirs.begin(), before.git_dirs.end());
-  for (const auto& h : *hits) {
-    if (h.name != ".git") continue;
-    std::string p = paths::join(h.dir, h.name);
-    if (!known.count(p)) {
+  std::set<std::string> warned;
+  for (const auto& p : found) {
+    if (!known.count(p) && warned.insert(p).second) {
       log::warn(fmt::format("the command created the git repository \"{}\"; its hooks and config were "
                             "writable during this run (they are protected from the next run on). "
                             "Check them before running git there outside the sandbox",
@@ -297,7 +308,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   if (run.stop_network) run.stop_network();
   double t2 = now_ms();
   stubs.release_all();
-  warn_new_repositories(p, run.state.scan);
+  warn_new_repositories(p, run.state.scan, outcome.observed_writes ? &observer : nullptr);
   warn_appeared(missing);
   log::info(fmt::format("sandbox ran {:.2f} ms ({} notifications, {:.1f} ms handling them); cleanup {:.2f} ms",
                         t2 - t1, observer.handled(), observer.busy_ns() / 1e6, now_ms() - t2));
