@@ -53,4 +53,12 @@ rm -f "$HOME/ok.txt"
 wb run --settings "$settings" -- sh -c "echo '{}' > '$settings'"
 check "the --settings file itself is protected" grep -q allowWrite "$settings"
 check "home listing unchanged (no stubs left)" [ "$(snapshot "$HOME")" = "$before_home" ]
+
+# A repository the command creates is named after the run, and protected from the next run on.
+wb run -- sh -c 'mkdir -p newrepo && git init -q newrepo'
+check "a git repository created by the command is warned about" grep -q "created the git repository \"$WS/newrepo/.git\"" <<<"$OUT"
+wb run -- sh -c 'echo evil > newrepo/.git/hooks/pre-commit'
+check "the next run protects its hooks" [ ! -e "$WS/newrepo/.git/hooks/pre-commit" ]
+wb run -- true
+check "an existing repository is not warned about again" bash -c '! grep -q "created the git repository" <<<"$0"' "$OUT"
 finish
