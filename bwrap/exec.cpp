@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "bwrap/netns.hpp"
+#include "core/log.hpp"
 #include "core/sys/fd.hpp"
 #include "core/sys/fs.hpp"
 
@@ -178,6 +179,7 @@ Result<int> exec_bwrap(const ExecRequest& req) {
     if (err_wr.valid()) dups.emplace_back(err_wr.get(), 2);
     std::vector<std::string> av(argv.begin(), argv.end() - 1);
     auto child = spawn_in_netns(req.bwrap, av, req.env, dups, kObserverSockFd + 1);
+    log::timing("network namespace ready");
     if (!child.ok()) {
       netns_error = child.error().message;
       rc = -1;
@@ -244,6 +246,7 @@ Result<int> exec_bwrap(const ExecRequest& req) {
     if (n < 0 && errno != EINTR) break;
     if (p[3].revents) {
       if (req.observer->receive_listener()) {
+        log::timing("observer listener received");
         req.observer->start();
       } else {
         observer_lost = true;
@@ -264,6 +267,7 @@ Result<int> exec_bwrap(const ExecRequest& req) {
         if (err_line.size() > 65536) err_line.erase(0, err_line.size() - 4096);
       } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
         err_eof = true;
+        log::timing("stderr closed");
         if (!err_line.empty()) req.stderr_line(err_line);
       }
     }
@@ -272,9 +276,14 @@ Result<int> exec_bwrap(const ExecRequest& req) {
       ssize_t r = ::read(status_rd.get(), buf, sizeof buf);
       if (r > 0) {
         status_text.append(buf, static_cast<size_t>(r));
-        if (init_pid < 0) init_pid = static_cast<pid_t>(find_json_number(status_text, "\"child-pid\""));
+        if (status_text.find("exit-code") != std::string::npos) log::timing("bwrap reported the exit code");
+        if (init_pid < 0) {
+          init_pid = static_cast<pid_t>(find_json_number(status_text, "\"child-pid\""));
+          if (init_pid > 0) log::timing("bwrap reported its child");
+        }
       } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
         status_eof = true;
+        log::timing("bwrap status closed");
       }
     }
     if (p[0].revents) {
@@ -286,6 +295,7 @@ Result<int> exec_bwrap(const ExecRequest& req) {
       if (!exited && ::waitpid(pid, &wait_status, WNOHANG) == pid) {
         exited = true;
         exited_at = now_s();
+        log::timing("bwrap reaped");
       }
     }
   }

@@ -234,7 +234,9 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   log::info(fmt::format("prepared in {:.2f} ms: {} mounts, {} stubs", t1 - t0, p.plan.mounts.size(), stubs.held()));
   for (const auto& w : p.plan.warnings) log::warn(w);
   // The filter is part of the sandbox: if it cannot be built, nothing runs (fail closed).
+  log::timing("planned");
   sys::Fd filter = WB_TRY(compile_seccomp(seccomp_rules({run.allow_unix_sockets})));
+  log::timing("seccomp filter compiled");
   RunSpec spec{run.command, run.cwd, run.env, false, kSeccompFd};
   ExecRequest req;
   req.seccomp_fd = filter.get();
@@ -304,7 +306,9 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   }
 
   auto missing = missing_unstubbed(run.policy, p.facts);
+  log::timing("starting");
   auto result = exec_bwrap(req);
+  log::timing("sandbox exited");
   if (run.stop_network) run.stop_network();
   double t2 = now_ms();
   stubs.release_all();

@@ -147,12 +147,14 @@ int run_or_wrap(const Options& o, bool dry) {
   if (!env.ok()) return report_error(env.error());
   const Settings& s = env->settings;
   for (const auto& w : s.warnings) log::warn(w);
+  log::timing("settings loaded");
 
   auto state = sys::ensure_state_dir();
   std::string bwrap_cache = state.ok() ? state->root + "/bwrap-version" : "";
   auto plat = sys::probe_platform();
   auto bwrap = sys::probe_bwrap(s.sandbox.bwrap_path.value_or(""), bwrap_cache);
   Availability avail = check_availability(s, plat, bwrap, state.ok() ? state->root : "");
+  log::timing("platform probed");
 
   // Permission linkage (SPEC §5): deny always wins; an explicit ask rule needs approval.
   std::string cmdline = command_string(o);

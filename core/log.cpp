@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdio>
 
 namespace wb::log {
@@ -16,7 +17,14 @@ void emit(std::string_view prefix, std::string_view message) {
 }
 }  // namespace
 
+const auto g_start = std::chrono::steady_clock::now();
+
 void set_verbose(bool on) { g_verbose = on; }
+void timing(std::string_view label) {
+  if (!g_verbose) return;
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g_start).count();
+  emit("", fmt::format("+{:.2f} ms {}", ms, label));
+}
 bool verbose() { return g_verbose; }
 void warn(std::string_view message) { emit("warning: ", message); }
 void info(std::string_view message) {
