@@ -183,6 +183,9 @@ Result<Plan> plan_mounts(const FsPolicy& policy, const LinuxFacts& facts) {
     }
   };
   for (const auto& p : ro) {
+    // Inside another guard already: its mount covers this one.
+    bool covered = std::any_of(ro.begin(), ro.end(), [&](const std::string& q) { return q != p && paths::is_within(p, q); });
+    if (covered) continue;
     if (rules.visible(p) && within_any(p, rw)) {
       ops.push_back({MountKind::kRoBind, p});
       pin_ancestors(p);

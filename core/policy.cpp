@@ -52,18 +52,14 @@ std::vector<GuardedPath> guarded_for_entry(const std::string& dir, const std::st
   if (name == ".vscode" || name == ".idea") {
     at({name.c_str()}, LeafType::kDir, stub_missing);
   } else if (name == ".mcp.json") {
-    at({".mcp.json"}, LeafType::kFile, stub_missing);
-  } else if (name == ".claude") {
-    at({".claude", "commands"}, LeafType::kDir, stub_missing);
-    at({".claude", "agents"}, LeafType::kDir, stub_missing);
-    at({".claude", "settings.json"}, LeafType::kFile, stub_missing);
-    at({".claude", "settings.local.json"}, LeafType::kFile, stub_missing);
-  } else if (name == ".wave") {
-    at({".wave", "skills"}, LeafType::kDir, stub_missing);
-    at({".wave", "settings.json"}, LeafType::kFile, stub_missing);
-    at({".wave", "settings.local.json"}, LeafType::kFile, stub_missing);
-  }
-  return out;
+    // A stub the host's agent may read during the run: an empty JSON object, not an empty file.
+    out.push_back({paths::join(dir, ".mcp.json"), LeafType::kFile, stub_missing, "{}\n"});
+  } else if (name == ".claude" || name == ".wave") {
+    // Guarded whole: settings (hooks, permissions), commands, agents, skills all live there, and
+    // a read-only folder needs no stubs for the files it does not have yet (a stub settings file
+    // would be read by a concurrent wavebox or agent as an empty, invalid settings file).
+    at({name.c_str()}, LeafType::kDir, stub_missing);
+  }  return out;
 }
 
 FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool network_only) {

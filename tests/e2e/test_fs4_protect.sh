@@ -54,6 +54,19 @@ wb run --settings "$settings" -- sh -c "echo '{}' > '$settings'"
 check "the --settings file itself is protected" grep -q allowWrite "$settings"
 check "home listing unchanged (no stubs left)" [ "$(snapshot "$HOME")" = "$before_home" ]
 
+# Concurrent runs in one workspace: one finishing never lifts the other's guards (shared stubs).
+rm -rf "$WS/.vscode"
+(cd "$WS" && "$WAVEBOX" run -- sh -c 'sleep 1.5; mkdir -p .vscode/x && echo evil > .vscode/tasks.json; true' > "$SCRATCH/long.out" 2>&1) &
+long=$!
+sleep 0.5
+wb run -- true
+[ "$RC" -eq 0 ] || echo "short run output: $OUT"
+check "a short run beside a long one succeeds" [ "$RC" -eq 0 ]
+check "the long run's stub is still in place after the short run ended" [ -d "$WS/.vscode" ]
+wait $long
+check "the long run still could not write .vscode after the short one ended" [ ! -e "$WS/.vscode/tasks.json" ]
+check "and the stub is gone once both ended" [ ! -e "$WS/.vscode" ]
+
 # A repository the command creates is named after the run, and protected from the next run on.
 wb run -- sh -c 'mkdir -p newrepo && git init -q newrepo'
 check "a git repository created by the command is warned about" grep -q "created the git repository \"$WS/newrepo/.git\"" <<<"$OUT"

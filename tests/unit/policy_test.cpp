@@ -47,8 +47,8 @@ TEST_CASE("FS-4 paths are always write-protected") {
   CHECK(denies_write(p, "/home/u/.bashrc"));
   CHECK(denies_write(p, "/home/u/proj/.vscode"));
   CHECK(denies_write(p, "/home/u/proj/.mcp.json"));
-  CHECK(denies_write(p, "/home/u/proj/.claude/commands"));
-  CHECK(denies_write(p, "/home/u/proj/.wave/skills"));
+  CHECK(denies_write(p, "/home/u/proj/.claude"));
+  CHECK(denies_write(p, "/home/u/proj/.wave"));
   CHECK(denies_write(p, "/tmp/wavebox-1000/stubs"));
 }
 
