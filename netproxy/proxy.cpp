@@ -51,6 +51,7 @@ enum class St { kHead, kSocksGreet, kSocksReq, kResolving, kConnecting, kRelay, 
 // our memory; `pre` holds what we send first (a rewritten request head, a CONNECT or SOCKS reply).
 struct Dir {
   Fd pr, pw;
+  size_t cap = 65536;  // the pipe's capacity
   size_t in_pipe = 0;
   bool src_eof = false, dst_shut = false;
   std::string pre;
@@ -75,6 +76,7 @@ struct Conn {
 };
 
 constexpr size_t kPipeCap = 65536;
+constexpr int kPipeWant = 512 * 1024;
 
 struct Job {
   std::uint64_t id;
@@ -330,9 +332,9 @@ void Proxy::Impl::update(Conn& c) {
     case St::kResolving: break;
     case St::kConnecting: um = EPOLLOUT; break;
     case St::kRelay:
-      if (!c.c2u.src_eof && c.c2u.in_pipe < kPipeCap) cm |= EPOLLIN;
+      if (!c.c2u.src_eof && c.c2u.in_pipe < c.c2u.cap) cm |= EPOLLIN;
       if (c.u2c.in_pipe > 0 || !c.u2c.pre.empty()) cm |= EPOLLOUT;
-      if (!c.u2c.src_eof && c.u2c.in_pipe < kPipeCap) um |= EPOLLIN;
+      if (!c.u2c.src_eof && c.u2c.in_pipe < c.u2c.cap) um |= EPOLLIN;
       if (c.c2u.in_pipe > 0 || !c.c2u.pre.empty()) um |= EPOLLOUT;
       break;
     case St::kClosing:
@@ -524,6 +526,10 @@ void Proxy::Impl::connected(Conn& c) {
   c.c2u.pw.reset(p1[1]);
   c.u2c.pr.reset(p2[0]);
   c.u2c.pw.reset(p2[1]);
+  // Larger pipes mean fewer splice calls per megabyte; the kernel may refuse (per-user pipe
+  // quota), then the default 64 KiB stays.
+  c.c2u.cap = ::fcntl(p1[1], F_SETPIPE_SZ, kPipeWant) > 0 ? static_cast<size_t>(::fcntl(p1[1], F_GETPIPE_SZ)) : kPipeCap;
+  c.u2c.cap = ::fcntl(p2[1], F_SETPIPE_SZ, kPipeWant) > 0 ? static_cast<size_t>(::fcntl(p2[1], F_GETPIPE_SZ)) : kPipeCap;
   c.st = St::kRelay;
   if (c.proto == Proto::kSocks) {
     c.u2c.pre = socks_reply(0);
@@ -549,8 +555,8 @@ bool Proxy::Impl::move(Dir& d, int src, int dst) {
         return false;
       }
     } else {
-      if (!d.src_eof && d.in_pipe < kPipeCap) {
-        ssize_t n = ::splice(src, nullptr, d.pw.get(), nullptr, kPipeCap - d.in_pipe, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+      if (!d.src_eof && d.in_pipe < d.cap) {
+        ssize_t n = ::splice(src, nullptr, d.pw.get(), nullptr, d.cap - d.in_pipe, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
         if (n > 0) {
           d.in_pipe += static_cast<size_t>(n);
           stats.bytes += static_cast<unsigned long long>(n);
