@@ -82,6 +82,19 @@ void forward_signal(pid_t init_pid, int sig) {
   }
 }
 
+// The only child of a process, from /proc (the first, if several).
+pid_t only_child(pid_t pid) {
+  auto c = sys::read_file(fmt::format("/proc/{}/task/{}/children", pid, pid));
+  return c.ok() ? static_cast<pid_t>(std::strtol(c->c_str(), nullptr, 10)) : -1;
+}
+
+// bwrap's json status names its child by its pid inside our pid namespace; from the reaper
+// (ours) down: reaper -> bwrap -> the sandbox's pid 1.
+pid_t sandbox_init(pid_t reaper) {
+  pid_t bwrap = only_child(reaper);
+  return bwrap > 0 ? only_child(bwrap) : -1;
+}
+
 void write_all(int fd, const char* data, size_t len) {
   while (len > 0) {
     ssize_t n = ::write(fd, data, len);
@@ -167,6 +180,7 @@ Result<int> exec_bwrap(const ExecRequest& req) {
   for (const auto& e : req.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
   pid_t pid = -1;
+  pid_t reaper_pid = -1;  // pid 1 of the sandbox's outer pid namespace: SIGKILL ends everything
   int rc = 0;
   std::string netns_error;
   if (req.netns) {
@@ -185,6 +199,7 @@ Result<int> exec_bwrap(const ExecRequest& req) {
       rc = -1;
     } else {
       pid = child->pid;
+      reaper_pid = child->reaper_pid;
       if (req.on_listeners) {
         auto st = req.on_listeners(std::move(child->http_listener), std::move(child->socks_listener));
         if (!st) {
@@ -225,7 +240,8 @@ Result<int> exec_bwrap(const ExecRequest& req) {
       double left = *req.timeout_seconds - (now_s() - start);
       if (left <= 0) {
         timed_out = true;
-        ::kill(init_pid, SIGKILL);  // pid 1 of the sandbox: its whole pid namespace goes
+        // pid 1 of a pid namespace: all of it goes, bwrap's nested namespace included.
+        ::kill(reaper_pid > 0 ? reaper_pid : init_pid, SIGKILL);
         continue;
       }
       timeout_ms = static_cast<int>(left * 1000) + 1;
@@ -290,7 +306,7 @@ Result<int> exec_bwrap(const ExecRequest& req) {
       struct signalfd_siginfo si;
       while (::read(sigfd.get(), &si, sizeof si) == sizeof si) {
         if (si.ssi_signo == SIGCHLD) continue;
-        forward_signal(init_pid, static_cast<int>(si.ssi_signo));
+        forward_signal(reaper_pid > 0 ? sandbox_init(reaper_pid) : init_pid, static_cast<int>(si.ssi_signo));
       }
       if (!exited && ::waitpid(pid, &wait_status, WNOHANG) == pid) {
         exited = true;

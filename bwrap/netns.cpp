@@ -8,7 +8,9 @@
 #include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
+#include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -36,6 +38,7 @@ const char* step_name(int step) {
     case 4: return "binding the proxy listeners";
     case 5: return "handing the listeners over";
     case 6: return "starting bubblewrap";
+    case 7: return "starting the namespace's reaper";
     default: return "setting up the network namespace";
   }
 }
@@ -86,12 +89,18 @@ Result<NetnsChild> spawn_in_netns(const std::string& path, const std::vector<std
   }
   sys::Fd ours(sv[0]), theirs(sv[1]), err_rd(ep[0]), err_wr(ep[1]);
 
+  pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) return make_error(ErrorKind::kSandboxFailed, fmt::format("fork failed: {}", std::strerror(errno)));
   if (pid == 0) {
-    // Out of the way of the descriptors the dups below create.
+    // The keeper. Out of the way of the descriptors the dups below create.
     int errfd = ::fcntl(err_wr.get(), F_DUPFD_CLOEXEC, 200);
     if (errfd < 0) errfd = err_wr.get();
+    if (errfd != err_wr.get()) ::close(err_wr.get());
+    ::close(ours.get());
+    ::close(err_rd.get());
+    // Dies with wavebox; armed first, then checked, so no moment is uncovered.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(127);
     sigset_t none;
     sigemptyset(&none);
     for (int s = 1; s < NSIG; ++s) {
@@ -101,7 +110,7 @@ Result<NetnsChild> spawn_in_netns(const std::string& path, const std::vector<std
     // Its own process group: a terminal's Ctrl-C reaches wavebox, which forwards it.
     ::setpgid(0, 0);
     if (const struct rlimit* r = sys::original_fd_limit()) ::setrlimit(RLIMIT_NOFILE, r);
-    if (::unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) child_fail(errfd, 1);
+    if (::unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID) != 0) child_fail(errfd, 1);
     // An unprivileged process may map exactly its own ids, after giving up setgroups.
     if (!write_file("/proc/self/setgroups", "deny", 4) ||
         !write_file("/proc/self/uid_map", uid_map.data(), uid_map.size()) ||
@@ -118,9 +127,50 @@ Result<NetnsChild> spawn_in_netns(const std::string& path, const std::vector<std
     ::close(s);
     int lh = listener(kHttpProxyPort), ls = listener(kSocksProxyPort);
     if (lh < 0 || ls < 0) child_fail(errfd, 4);
+
+    // The reaper: pid 1 of the new pid namespace. A pipe tells it whether the keeper still
+    // lives (getppid() is 0 across a pid namespace boundary).
+    int alive[2];
+    if (::pipe2(alive, O_CLOEXEC) != 0) child_fail(errfd, 7);
+    pid_t reaper = ::fork();
+    if (reaper < 0) child_fail(errfd, 7);
+    if (reaper == 0) {
+      ::close(alive[1]);
+      if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) ::_exit(127);
+      struct pollfd pf = {alive[0], POLLIN, 0};
+      if (::poll(&pf, 1, 0) > 0) ::_exit(127);  // EOF: the keeper is already gone
+      ::close(lh);
+      ::close(ls);
+      ::close(theirs.get());
+      pid_t bw = ::fork();
+      if (bw < 0) ::_exit(127);
+      if (bw == 0) {
+        for (const auto& [from, to] : dups) {
+          if (::dup2(from, to) < 0) child_fail(errfd, 6);
+        }
+        // Descriptors the caller leaked must not reach the sandbox (errfd is close-on-exec).
+        if (errfd > close_from) ::syscall(SYS_close_range, static_cast<unsigned>(close_from), static_cast<unsigned>(errfd - 1), 0);
+        ::syscall(SYS_close_range, static_cast<unsigned>(errfd + 1), ~0U, 0);
+        ::execve(path.c_str(), av.data(), ev.data());
+        child_fail(errfd, 6);
+      }
+      ::close(errfd);
+      // As pid 1: reap everything; when bwrap ends, so does the namespace.
+      for (;;) {
+        int st;
+        pid_t p = ::wait(&st);
+        if (p < 0 && errno == EINTR) continue;
+        if (p < 0) ::_exit(127);
+        if (p == bw) ::_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+      }
+    }
+    ::close(alive[0]);
     int fds[2] = {lh, ls};
-    char byte = 'L';
-    struct iovec iov = {&byte, 1};
+    struct {
+      char byte;
+      pid_t reaper;
+    } hello = {'L', reaper};
+    struct iovec iov = {&hello, sizeof hello};
     union {
       char buf[CMSG_SPACE(sizeof fds)];
       struct cmsghdr align;
@@ -136,17 +186,19 @@ Result<NetnsChild> spawn_in_netns(const std::string& path, const std::vector<std
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(sizeof fds);
     std::memcpy(CMSG_DATA(c), fds, sizeof fds);
-    if (::sendmsg(theirs.get(), &msg, MSG_NOSIGNAL) != 1) child_fail(errfd, 5);
+    if (::sendmsg(theirs.get(), &msg, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof hello)) child_fail(errfd, 5);
     ::close(lh);
     ::close(ls);
-    for (const auto& [from, to] : dups) {
-      if (::dup2(from, to) < 0) child_fail(errfd, 6);
+    ::close(errfd);
+    ::close(theirs.get());
+    // The keeper waits for the reaper and passes its status on.
+    for (;;) {
+      int st;
+      pid_t p = ::waitpid(reaper, &st, 0);
+      if (p < 0 && errno == EINTR) continue;
+      if (p < 0) ::_exit(127);
+      ::_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
     }
-    // Descriptors the caller leaked must not reach the sandbox (errfd is close-on-exec).
-    if (errfd > close_from) ::syscall(SYS_close_range, static_cast<unsigned>(close_from), static_cast<unsigned>(errfd - 1), 0);
-    ::syscall(SYS_close_range, static_cast<unsigned>(errfd + 1), ~0U, 0);
-    ::execve(path.c_str(), av.data(), ev.data());
-    child_fail(errfd, 6);
   }
   theirs.reset();
   err_wr.reset();
@@ -154,8 +206,11 @@ Result<NetnsChild> spawn_in_netns(const std::string& path, const std::vector<std
   NetnsChild child;
   child.pid = pid;
   int fds[2] = {-1, -1};
-  char byte;
-  struct iovec iov = {&byte, 1};
+  struct {
+    char byte;
+    pid_t reaper;
+  } hello = {0, -1};
+  struct iovec iov = {&hello, sizeof hello};
   union {
     char buf[CMSG_SPACE(sizeof fds)];
     struct cmsghdr align;
@@ -173,6 +228,7 @@ Result<NetnsChild> spawn_in_netns(const std::string& path, const std::vector<std
     std::memcpy(fds, CMSG_DATA(c), sizeof fds);
     child.http_listener.reset(fds[0]);
     child.socks_listener.reset(fds[1]);
+    child.reaper_pid = hello.reaper;
   }
   // The error pipe closes on a successful exec; otherwise it says which step failed.
   ChildError e{};

@@ -1,9 +1,15 @@
 #pragma once
-// Starts a program inside a fresh user + network namespace whose only interface is a raised
-// loopback, with the proxy's two listening sockets (127.0.0.1:3128 HTTP, 127.0.0.1:1080 SOCKS5)
-// bound in it and handed back to us over SCM_RIGHTS. bubblewrap runs there without
-// --unshare-net, so the sandbox's network is that namespace: no route out, the listeners the
-// only way, and host processes cannot reach them at all.
+// Starts a program inside a fresh user + network + pid namespace whose only interface is a
+// raised loopback, with the proxy's two listening sockets (127.0.0.1:3128 HTTP,
+// 127.0.0.1:1080 SOCKS5) bound in it and handed back to us over SCM_RIGHTS. bubblewrap runs
+// there without --unshare-net, so the sandbox's network is that namespace: no route out, the
+// listeners the only way, and host processes cannot reach them at all.
+//
+// Lifetime: wavebox -> keeper (host pid namespace) -> reaper (pid 1 of the new pid namespace)
+// -> bwrap. Keeper and reaper arm their parent-death signal before anything else and then check
+// that their parent still lives, so whenever wavebox dies (SIGKILL included, at any moment),
+// the keeper dies, then the reaper, and with pid 1 the kernel kills every process of the
+// namespace and of the namespaces below it (bwrap's half-started children among them).
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,7 +23,8 @@ constexpr int kHttpProxyPort = 3128;
 constexpr int kSocksProxyPort = 1080;
 
 struct NetnsChild {
-  pid_t pid = -1;
+  pid_t pid = -1;         // the keeper: our child; its exit status is bwrap's
+  pid_t reaper_pid = -1;  // pid 1 of the new pid namespace, as seen from here; SIGKILL ends all
   sys::Fd http_listener;
   sys::Fd socks_listener;
 };

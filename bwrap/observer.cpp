@@ -130,11 +130,17 @@ bool Observer::receive_listener() {
   msg.msg_controllen = sizeof ctl.buf;
   ssize_t n = ::recvmsg(ours_.get(), &msg, MSG_CMSG_CLOEXEC);
   struct cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&msg) : nullptr;
-  ours_.reset();
-  if (!c || c->cmsg_type != SCM_RIGHTS) return false;
+  if (!c || c->cmsg_type != SCM_RIGHTS) {
+    ours_.reset();
+    return false;
+  }
   int fd;
   std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
   listener_.reset(fd);
+  // The shim waits for this before it starts the command (see bwrap/shim.c).
+  char ack = 'A';
+  (void)!::send(ours_.get(), &ack, 1, MSG_NOSIGNAL);
+  ours_.reset();
   return true;
 }
 

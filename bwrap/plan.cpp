@@ -282,6 +282,9 @@ std::vector<std::string> render_args(const Plan& plan, const LinuxFacts& facts, 
   }
   for (const auto& r : remount) a.insert(a.end(), {"--remount-ro", r});
   if (run.seccomp_fd >= 0) a.insert(a.end(), {"--seccomp", std::to_string(run.seccomp_fd)});
+  // wavebox-shim is pid 1 and reaps: it arms its parent-death signal before anything runs,
+  // which bwrap's own init only does after starting the command.
+  if (run.shim_is_init) a.push_back("--as-pid-1");
   a.insert(a.end(), {"--chdir", run.cwd});
   return a;
 }

@@ -62,6 +62,7 @@ struct RunSpec {
   std::vector<std::string> env;  // environment for the command, "K=V"
   bool share_net = false;        // network rules off (not used yet: the proxy issue)
   int seccomp_fd = -1;           // fd of a compiled filter, or -1
+  bool shim_is_init = false;     // wavebox-shim runs as pid 1 (--as-pid-1)
 };
 
 // Computes the ordered mount list, or the stubs needed first, or an error for a guard that cannot

@@ -262,7 +262,6 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
     if (!run.start_network) return make_error(ErrorKind::kSandboxFailed, "internal: no network side");
     return run.start_network(std::move(http), std::move(socks), sink);
   };
-  req.args = render_args(p.plan, p.facts, RunSpec{run.command, run.cwd, run.env, true, kSeccompFd});
   std::string http_url = fmt::format("http://127.0.0.1:{}", kHttpProxyPort);
   std::string socks_url = fmt::format("socks5h://127.0.0.1:{}", kSocksProxyPort);
   std::vector<std::string> env;
@@ -305,6 +304,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
     req.stderr_line = [&](const std::string& line) { scan_for_denied_reads(line, plan, run.cwd, violations); };
   }
 
+  req.args = render_args(p.plan, p.facts, RunSpec{run.command, run.cwd, run.env, true, kSeccompFd, !req.shim.empty()});
   auto missing = missing_unstubbed(run.policy, p.facts);
   log::timing("starting");
   auto result = exec_bwrap(req);

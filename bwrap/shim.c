@@ -1,7 +1,10 @@
-/* wavebox-shim: the first program inside the sandbox. It installs the observer filter (a BPF
- * program wavebox compiled, read from BPF_FD) with a user-notification listener, hands the
- * listener to wavebox over SOCK_FD, and execs the command. The observer only reports: every
- * notified call is continued, the mounts and the main filter decide.
+/* wavebox-shim: pid 1 of the sandbox (bwrap --as-pid-1). It arms its parent-death signal, so
+ * the sandbox dies with bwrap (and bwrap with wavebox) from the first instruction on; installs
+ * the observer filter (a BPF program wavebox compiled, read from BPF_FD) with a
+ * user-notification listener; hands the listener to wavebox over SOCK_FD and waits for its
+ * acknowledgement (no answer: wavebox is gone, nothing runs); then starts the command in a
+ * process group of its own and reaps until it exits, passing its status on. The observer only
+ * reports: every notified call is continued, the mounts and the main filter decide.
  *
  *   wavebox-shim BPF_FD SOCK_FD COMMAND [ARG...]
  *
@@ -15,7 +18,9 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int die(const char* what) {
@@ -28,6 +33,8 @@ int main(int argc, char** argv) {
     fprintf(stderr, "wavebox-shim: usage: wavebox-shim BPF_FD SOCK_FD COMMAND [ARG...]\n");
     return 125;
   }
+  /* From here on, bwrap's death (which follows wavebox's) kills us, and with pid 1 the sandbox. */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return die("parent-death signal");
   int bpf_fd = atoi(argv[1]);
   int sock_fd = atoi(argv[2]);
   struct sock_filter prog_buf[4096];
@@ -71,10 +78,36 @@ int main(int argc, char** argv) {
     if (errno != EINTR) return die("handing the listener out");
   }
   close(listener);
+  /* wavebox answers once it holds the listener: proof that it was alive after our signal was
+   * armed. EOF instead means it died: then nothing may run. */
+  char ack = 0;
+  ssize_t ack_got;
+  do {
+    ack_got = read(sock_fd, &ack, 1);
+  } while (ack_got < 0 && errno == EINTR);
+  if (ack_got != 1) return 125;
   close(sock_fd);
 
-  execvp(argv[3], argv + 3);
-  int err = errno;
-  fprintf(stderr, "wavebox: %s: %s\n", argv[3], err == ENOENT ? "command not found" : strerror(err));
-  return err == ENOENT ? 127 : 126;
+  pid_t child = fork();
+  if (child < 0) return die("fork");
+  if (child == 0) {
+    /* A process group of its own: wavebox forwards terminal signals to it. */
+    setpgid(0, 0);
+    execvp(argv[3], argv + 3);
+    int err = errno;
+    fprintf(stderr, "wavebox: %s: %s\n", argv[3], err == ENOENT ? "command not found" : strerror(err));
+    _exit(err == ENOENT ? 127 : 126);
+  }
+  /* As init: reap everything; when the command ends, so does the sandbox (the kernel kills what
+   * is left in the pid namespace when pid 1 exits). */
+  for (;;) {
+    int st;
+    pid_t p = wait(&st);
+    if (p < 0 && errno == EINTR) continue;
+    if (p < 0) return 125;
+    if (p == child) {
+      if (WIFEXITED(st)) return WEXITSTATUS(st);
+      if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+    }
+  }
 }

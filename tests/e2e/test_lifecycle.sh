@@ -33,9 +33,8 @@ d=$((3000 + RANDOM % 1000))
 wpid=$!
 for i in $(seq 1 50); do pgrep -f "sleep $((d+1))" >/dev/null && break; sleep 0.1; done
 check "the sandboxed sleeps are running" pgrep -f "sleep $d" >/dev/null
-# bubblewrap's init arms its parent-death signal just after starting the command; a kill inside
-# that window (microseconds, longer on a loaded machine) is a known limit (README).
-sleep 0.5
+# No grace period: wavebox-shim, pid 1 of the sandbox, arms its parent-death signal before the
+# command starts, so even a kill right at start leaves nothing behind.
 kill -9 $wpid; wait $wpid 2>/dev/null
 for i in $(seq 1 50); do pgrep -f "sleep $d|sleep $((d+1))" >/dev/null || break; sleep 0.1; done
 check "no sandbox process is left after kill -9 of wavebox" bash -c '! pgrep -f "sleep $0|sleep $(($0+1))" >/dev/null' "$d"
