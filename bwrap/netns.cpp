@@ -19,6 +19,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/sys/fdpass.hpp"
 #include "core/sys/fs.hpp"
 
 namespace wb::lnx {
@@ -170,23 +171,7 @@ Result<NetnsChild> spawn_in_netns(const std::string& path, const std::vector<std
       char byte;
       pid_t reaper;
     } hello = {'L', reaper};
-    struct iovec iov = {&hello, sizeof hello};
-    union {
-      char buf[CMSG_SPACE(sizeof fds)];
-      struct cmsghdr align;
-    } ctl;
-    std::memset(&ctl, 0, sizeof ctl);
-    struct msghdr msg {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = ctl.buf;
-    msg.msg_controllen = sizeof ctl.buf;
-    struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof fds);
-    std::memcpy(CMSG_DATA(c), fds, sizeof fds);
-    if (::sendmsg(theirs.get(), &msg, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof hello)) child_fail(errfd, 5);
+    if (!sys::send_fds(theirs.get(), fds, 2, &hello, sizeof hello)) child_fail(errfd, 5);
     ::close(lh);
     ::close(ls);
     ::close(errfd);
@@ -210,22 +195,7 @@ Result<NetnsChild> spawn_in_netns(const std::string& path, const std::vector<std
     char byte;
     pid_t reaper;
   } hello = {0, -1};
-  struct iovec iov = {&hello, sizeof hello};
-  union {
-    char buf[CMSG_SPACE(sizeof fds)];
-    struct cmsghdr align;
-  } ctl;
-  struct msghdr msg {};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = ctl.buf;
-  msg.msg_controllen = sizeof ctl.buf;
-  ssize_t n;
-  do {
-    n = ::recvmsg(ours.get(), &msg, MSG_CMSG_CLOEXEC);
-  } while (n < 0 && errno == EINTR);
-  if (struct cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&msg) : nullptr; c && c->cmsg_type == SCM_RIGHTS) {
-    std::memcpy(fds, CMSG_DATA(c), sizeof fds);
+  if (sys::recv_fds(ours.get(), fds, 2, &hello, sizeof hello) == 2) {
     child.http_listener.reset(fds[0]);
     child.socks_listener.reset(fds[1]);
     child.reaper_pid = hello.reaper;

@@ -21,6 +21,7 @@
 #include <cstring>
 
 #include "core/paths.hpp"
+#include "core/sys/fdpass.hpp"
 #include "core/sys/fs.hpp"
 
 namespace wb::lnx {
@@ -118,24 +119,11 @@ Observer::~Observer() {
 
 bool Observer::receive_listener() {
   char byte;
-  struct iovec iov = {&byte, 1};
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } ctl;
-  struct msghdr msg {};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = ctl.buf;
-  msg.msg_controllen = sizeof ctl.buf;
-  ssize_t n = ::recvmsg(ours_.get(), &msg, MSG_CMSG_CLOEXEC);
-  struct cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&msg) : nullptr;
-  if (!c || c->cmsg_type != SCM_RIGHTS) {
+  int fd = -1;
+  if (sys::recv_fds(ours_.get(), &fd, 1, &byte, 1) != 1) {
     ours_.reset();
     return false;
   }
-  int fd;
-  std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
   listener_.reset(fd);
   // The shim waits for this before it starts the command (see bwrap/shim.c).
   char ack = 'A';

@@ -15,7 +15,8 @@ class Parser {
  public:
   explicit Parser(std::string_view s) : s_(s) {}
 
-  // Parses until end (or the closing char of a nested construct). Returns false on error.
+  // Parses until the end, or the closing char of a nested construct: ')' of a subshell or $(...),
+  // '}' of a group (only where a word would start). Returns false on error.
   bool parse_list(char close, std::vector<std::string>& out) {
     std::vector<Word> words;
     auto flush = [&]() {
@@ -24,7 +25,7 @@ class Parser {
     };
     while (i_ < s_.size()) {
       char c = s_[i_];
-      if (close && c == close) {
+      if (close && c == close && (close != '}' || words.empty())) {
         flush();
         ++i_;
         return true;
@@ -57,12 +58,10 @@ class Parser {
       }
       if (c == '{' && words.empty() && i_ + 1 < s_.size() && (s_[i_ + 1] == ' ' || s_[i_ + 1] == '\n')) {
         ++i_;
-        if (!parse_group(out)) return false;
+        if (!parse_list('}', out)) return false;
         continue;
       }
-      if (c == ')' || c == '}') {
-        if (c == ')' ) return false;  // unbalanced
-      }
+      if (c == ')') return false;  // unbalanced
       if (is_redirect_start()) {
         if (!skip_redirect()) return false;
         continue;
@@ -84,40 +83,6 @@ class Parser {
       s += w.text;
     }
     return s;
-  }
-
-  bool parse_group(std::vector<std::string>& out) {
-    // "{ list; }": the list ends at a "}" that starts a word.
-    std::vector<Word> words;
-    auto flush = [&]() {
-      if (!words.empty()) out.push_back(join(words));
-      words.clear();
-    };
-    while (i_ < s_.size()) {
-      char c = s_[i_];
-      if (c == ' ' || c == '\t') { ++i_; continue; }
-      if (c == '}' && words.empty()) { ++i_; return true; }
-      if (c == '\n' || c == ';') { flush(); ++i_; continue; }
-      if (c == '&' || c == '|') {
-        flush();
-        ++i_;
-        if (i_ < s_.size() && (s_[i_] == '&' || s_[i_] == '|')) ++i_;
-        continue;
-      }
-      if (c == '(' && words.empty()) {
-        ++i_;
-        if (!parse_list(')', out)) return false;
-        continue;
-      }
-      if (is_redirect_start()) {
-        if (!skip_redirect()) return false;
-        continue;
-      }
-      Word w;
-      if (!read_word(w, out)) return false;
-      words.push_back(std::move(w));
-    }
-    return false;
   }
 
   // A redirection: [n]> [n]>> [n]< &> >& [n]>&m <<< and here-doc markers are not supported.
