@@ -192,7 +192,7 @@ Result<int> exec_bwrap(const ExecRequest& req) {
     }
     if (err_wr.valid()) dups.emplace_back(err_wr.get(), 2);
     std::vector<std::string> av(argv.begin(), argv.end() - 1);
-    auto child = spawn_in_netns(req.bwrap, av, req.env, dups, kObserverSockFd + 1);
+    auto child = spawn_in_netns(req.shim, av, req.env, dups, kObserverSockFd + 1);
     log::timing("network namespace ready");
     if (!child.ok()) {
       netns_error = child.error().message;

@@ -29,8 +29,9 @@ struct NetnsChild {
   sys::Fd socks_listener;
 };
 
-// dups: (from, to) pairs applied in the child before exec; every fd >= close_from is closed.
-Result<NetnsChild> spawn_in_netns(const std::string& path, const std::vector<std::string>& argv,
+// Runs `wavebox-shim keeper` (see bwrap/shim.c), which creates the namespaces and execs argv
+// (bwrap) in them. dups: (from, to) pairs applied before; every other fd >= close_from closed.
+Result<NetnsChild> spawn_in_netns(const std::string& shim, const std::vector<std::string>& argv,
                                   const std::vector<std::string>& env, const std::vector<std::pair<int, int>>& dups,
                                   int close_from);
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <malloc.h>
+
 #include <map>
 #include <mutex>
 #include <set>
@@ -292,13 +294,13 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   sys::Fd observer_bpf;
   req.shim = shim_path();
   if (req.shim.empty()) {
-    log::warn("wavebox-shim is not installed next to wavebox: refused writes will not be listed");
-  } else {
-    observer_bpf = WB_TRY(compile_observer());
-    req.observer_bpf_fd = observer_bpf.get();
-    req.observer = &observer;
-    outcome.observed_writes = true;
+    return make_error(ErrorKind::kSandboxFailed,
+                      "wavebox-shim is not installed next to the wavebox binary (it starts the sandbox); reinstall");
   }
+  observer_bpf = WB_TRY(compile_observer());
+  req.observer_bpf_fd = observer_bpf.get();
+  req.observer = &observer;
+  outcome.observed_writes = true;
   if (stderr_is_pipe()) {
     outcome.relayed_stderr = true;
     req.stderr_line = [&](const std::string& line) { scan_for_denied_reads(line, plan, run.cwd, violations); };
@@ -306,6 +308,8 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
 
   req.args = render_args(p.plan, p.facts, RunSpec{run.command, run.cwd, run.env, true, kSeccompFd, !req.shim.empty()});
   auto missing = missing_unstubbed(run.policy, p.facts);
+  // The scan cache and probes are done with: give their pages back for the length of the run.
+  ::malloc_trim(0);
   log::timing("starting");
   auto result = exec_bwrap(req);
   log::timing("sandbox exited");

@@ -1,43 +1,193 @@
-/* wavebox-shim: pid 1 of the sandbox (bwrap --as-pid-1). It arms its parent-death signal, so
- * the sandbox dies with bwrap (and bwrap with wavebox) from the first instruction on; installs
- * the observer filter (a BPF program wavebox compiled, read from BPF_FD) with a
- * user-notification listener; hands the listener to wavebox over SOCK_FD and waits for its
- * acknowledgement (no answer: wavebox is gone, nothing runs); then starts the command in a
- * process group of its own and reaps until it exits, passing its status on. The observer only
- * reports: every notified call is continued, the mounts and the main filter decide.
+/* wavebox-shim: the small static helper wavebox starts instead of forking itself, so the
+ * processes that live for the whole run cost next to no memory. Three roles:
  *
+ *   wavebox-shim keeper PARENT_PID UID GID SOCK_FD ERR_FD BWRAP [ARG...]
+ *     Dies with wavebox (parent-death signal armed, then the parent checked). Creates the
+ *     sandbox's user + network + pid namespace, raises lo, binds the proxy's listeners
+ *     (127.0.0.1:3128, 127.0.0.1:1080) and sends them with the reaper's pid over SOCK_FD. Starts
+ *     the reaper and passes its exit status on. A failing step is reported on ERR_FD as
+ *     {step, errno}.
+ *   (reaper, forked by the keeper): pid 1 of that pid namespace, armed likewise; starts bwrap
+ *     and reaps. When it dies, the kernel ends every process of the namespace and below.
  *   wavebox-shim BPF_FD SOCK_FD COMMAND [ARG...]
- *
- * Small and static on purpose: it runs once per command. */
+ *     pid 1 of bwrap's namespace (bwrap --as-pid-1): arms its parent-death signal, installs
+ *     the observer filter read from BPF_FD with a user-notification listener, hands the
+ *     listener to wavebox over SOCK_FD and waits for its acknowledgement (no answer: wavebox is
+ *     gone, nothing runs), then starts the command in a process group of its own and reaps
+ *     until it exits, passing its status on. The observer only reports: every notified call is
+ *     continued; the mounts and the main filter decide. */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+enum { kHttpPort = 3128, kSocksPort = 1080 };
 
 static int die(const char* what) {
   fprintf(stderr, "wavebox: error: observer: %s: %s\n", what, strerror(errno));
   return 125;
 }
 
-int main(int argc, char** argv) {
-  if (argc < 4) {
-    fprintf(stderr, "wavebox-shim: usage: wavebox-shim BPF_FD SOCK_FD COMMAND [ARG...]\n");
-    return 125;
+static void fail_step(int errfd, int step) {
+  int e[2] = {step, errno};
+  (void)!write(errfd, e, sizeof e);
+  _exit(127);
+}
+
+static int write_file(const char* path, const char* data) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t n = write(fd, data, strlen(data));
+  close(fd);
+  return n == (ssize_t)strlen(data) ? 0 : -1;
+}
+
+static int listener(int port) {
+  int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return -1;
+  int one = 1;
+  setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_port = htons((unsigned short)port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(s, (struct sockaddr*)&a, sizeof a) != 0 || listen(s, 1024) != 0) return -1;
+  return s;
+}
+
+static int send_fds(int sock, const int* fds, int n, const void* data, size_t len) {
+  union {
+    char buf[CMSG_SPACE(sizeof(int) * 4)];
+    struct cmsghdr align;
+  } ctl;
+  memset(&ctl, 0, sizeof ctl);
+  struct iovec iov = {(void*)data, len};
+  struct msghdr msg;
+  memset(&msg, 0, sizeof msg);
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = ctl.buf;
+  msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+  struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+  memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
+  ssize_t r;
+  do {
+    r = sendmsg(sock, &msg, MSG_NOSIGNAL);
+  } while (r < 0 && errno == EINTR);
+  return r == (ssize_t)len ? 0 : -1;
+}
+
+/* Waits for `child` while reaping anything else; returns the status to pass on. */
+static int reap_until(pid_t child) {
+  for (;;) {
+    int st;
+    pid_t p = wait(&st);
+    if (p < 0 && errno == EINTR) continue;
+    if (p < 0) return 125;
+    if (p == child) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   }
+}
+
+static int keeper(int argc, char** argv) {
+  if (argc < 8) return 125;
+  pid_t parent = (pid_t)atol(argv[2]);
+  const char* uid = argv[3];
+  const char* gid = argv[4];
+  int sock = atoi(argv[5]);
+  int errfd = atoi(argv[6]);
+  /* Dies with wavebox; armed first, then checked, so no moment is uncovered. */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent) _exit(127);
+  fcntl(sock, F_SETFD, FD_CLOEXEC);
+  fcntl(errfd, F_SETFD, FD_CLOEXEC);
+  if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID) != 0) fail_step(errfd, 1);
+  /* An unprivileged process may map exactly its own ids, after giving up setgroups. */
+  char map[64];
+  if (write_file("/proc/self/setgroups", "deny") != 0) fail_step(errfd, 2);
+  snprintf(map, sizeof map, "%s %s 1\n", uid, uid);
+  if (write_file("/proc/self/uid_map", map) != 0) fail_step(errfd, 2);
+  snprintf(map, sizeof map, "%s %s 1\n", gid, gid);
+  if (write_file("/proc/self/gid_map", map) != 0) fail_step(errfd, 2);
+  /* The loopback must be raised by a process inside the namespace: an ioctl, not `ip`. */
+  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof ifr);
+  strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+  if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) != 0) fail_step(errfd, 3);
+  ifr.ifr_flags = (short)(ifr.ifr_flags | IFF_UP | IFF_RUNNING);
+  if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0) fail_step(errfd, 3);
+  close(s);
+  int lh = listener(kHttpPort), ls = listener(kSocksPort);
+  if (lh < 0 || ls < 0) fail_step(errfd, 4);
+
+  /* A pipe tells the reaper whether the keeper still lives (getppid() is 0 across a pid
+   * namespace boundary). */
+  int alive[2];
+  if (pipe2(alive, O_CLOEXEC) != 0) fail_step(errfd, 7);
+  pid_t reaper = fork();
+  if (reaper < 0) fail_step(errfd, 7);
+  if (reaper == 0) {
+    close(alive[1]);
+    close(lh);
+    close(ls);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) _exit(127);
+    struct pollfd pf = {alive[0], POLLIN, 0};
+    if (poll(&pf, 1, 0) > 0) _exit(127); /* EOF: the keeper is already gone */
+    pid_t bw = fork();
+    if (bw < 0) _exit(127);
+    if (bw == 0) {
+      execv(argv[7], argv + 7);
+      fail_step(errfd, 6);
+    }
+    close(errfd);
+    close(sock);
+    _exit(reap_until(bw));
+  }
+  close(alive[0]);
+  int fds[2] = {lh, ls};
+  struct {
+    char byte;
+    pid_t reaper;
+  } hello = {'L', reaper};
+  if (send_fds(sock, fds, 2, &hello, sizeof hello) != 0) fail_step(errfd, 5);
+  close(lh);
+  close(ls);
+  close(sock);
+  close(errfd);
+  for (;;) {
+    int st;
+    pid_t p = waitpid(reaper, &st, 0);
+    if (p < 0 && errno == EINTR) continue;
+    if (p < 0) _exit(127);
+    _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+  }
+}
+
+static int observed_init(char** argv) {
   /* From here on, bwrap's death (which follows wavebox's) kills us, and with pid 1 the sandbox. */
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return die("parent-death signal");
   int bpf_fd = atoi(argv[1]);
   int sock_fd = atoi(argv[2]);
-  struct sock_filter prog_buf[4096];
+  static struct sock_filter prog_buf[4096];
   size_t got = 0;
   for (;;) {
     ssize_t n = read(bpf_fd, (char*)prog_buf + got, sizeof prog_buf - got);
@@ -54,30 +204,11 @@ int main(int argc, char** argv) {
   }
   struct sock_fprog prog = {(unsigned short)(got / sizeof(struct sock_filter)), prog_buf};
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return die("no_new_privs");
-  int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
-  if (listener < 0) return die("installing the filter");
-
+  int listener_fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+  if (listener_fd < 0) return die("installing the filter");
   char byte = 'L';
-  struct iovec iov = {&byte, 1};
-  union {
-    char buf[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } ctl;
-  memset(&ctl, 0, sizeof ctl);
-  struct msghdr msg = {0};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = ctl.buf;
-  msg.msg_controllen = sizeof ctl.buf;
-  struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(c), &listener, sizeof(int));
-  while (sendmsg(sock_fd, &msg, 0) < 0) {
-    if (errno != EINTR) return die("handing the listener out");
-  }
-  close(listener);
+  if (send_fds(sock_fd, &listener_fd, 1, &byte, 1) != 0) return die("handing the listener out");
+  close(listener_fd);
   /* wavebox answers once it holds the listener: proof that it was alive after our signal was
    * armed. EOF instead means it died: then nothing may run. */
   char ack = 0;
@@ -98,16 +229,15 @@ int main(int argc, char** argv) {
     fprintf(stderr, "wavebox: %s: %s\n", argv[3], err == ENOENT ? "command not found" : strerror(err));
     _exit(err == ENOENT ? 127 : 126);
   }
-  /* As init: reap everything; when the command ends, so does the sandbox (the kernel kills what
-   * is left in the pid namespace when pid 1 exits). */
-  for (;;) {
-    int st;
-    pid_t p = wait(&st);
-    if (p < 0 && errno == EINTR) continue;
-    if (p < 0) return 125;
-    if (p == child) {
-      if (WIFEXITED(st)) return WEXITSTATUS(st);
-      if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
-    }
+  /* As init: reap everything; when the command ends, so does the sandbox. */
+  return reap_until(child);
+}
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && strcmp(argv[1], "keeper") == 0) return keeper(argc, argv);
+  if (argc < 4) {
+    fprintf(stderr, "wavebox-shim: usage: wavebox-shim BPF_FD SOCK_FD COMMAND [ARG...]\n");
+    return 125;
   }
+  return observed_init(argv);
 }
