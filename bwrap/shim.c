@@ -160,6 +160,14 @@ static int keeper(int argc, char** argv) {
     }
     close(errfd);
     close(sock);
+    /* The command's stderr is only bwrap's business: holding it would delay its end of file
+     * until this namespace is torn down. */
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null >= 0) {
+      dup2(null, 1);
+      dup2(null, 2);
+      close(null);
+    }
     _exit(reap_until(bw));
   }
   close(alive[0]);
@@ -173,6 +181,12 @@ static int keeper(int argc, char** argv) {
   close(ls);
   close(sock);
   close(errfd);
+  int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (null >= 0) {
+    dup2(null, 1);
+    dup2(null, 2);
+    close(null);
+  }
   for (;;) {
     int st;
     pid_t p = waitpid(reaper, &st, 0);
