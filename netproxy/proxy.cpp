@@ -542,38 +542,52 @@ void Proxy::Impl::connected(Conn& c) {
   update(c);
 }
 
-// Moves what it can in one direction; false on a hard error.
+// Moves what it can in one direction; false on a hard error. A short read means the source is
+// drained and a short write that the destination is full: neither is tried again until epoll
+// says so (most EAGAIN round trips saved on a bulk transfer).
 bool Proxy::Impl::move(Dir& d, int src, int dst) {
+  bool src_ready = true, dst_ready = true;
   for (;;) {
     bool progress = false;
     if (!d.pre.empty()) {
+      if (!dst_ready) break;
       ssize_t n = ::send(dst, d.pre.data(), d.pre.size(), MSG_NOSIGNAL);
       if (n > 0) {
         d.pre.erase(0, static_cast<size_t>(n));
         progress = true;
+        if (!d.pre.empty()) dst_ready = false;
       } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
         return false;
+      } else {
+        dst_ready = false;
       }
     } else {
-      if (!d.src_eof && d.in_pipe < d.cap) {
-        ssize_t n = ::splice(src, nullptr, d.pw.get(), nullptr, d.cap - d.in_pipe, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+      if (src_ready && !d.src_eof && d.in_pipe < d.cap) {
+        size_t want = d.cap - d.in_pipe;
+        ssize_t n = ::splice(src, nullptr, d.pw.get(), nullptr, want, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
         if (n > 0) {
           d.in_pipe += static_cast<size_t>(n);
           stats.bytes += static_cast<unsigned long long>(n);
           progress = true;
+          if (static_cast<size_t>(n) < want) src_ready = false;
         } else if (n == 0) {
           d.src_eof = true;
-        } else if (errno != EAGAIN && errno != EINTR) {
+        } else if (errno == EAGAIN || errno == EINTR) {
+          src_ready = false;
+        } else {
           d.src_eof = true;  // reset by peer: treat as end of this direction
         }
       }
-      if (d.in_pipe > 0) {
+      if (dst_ready && d.in_pipe > 0) {
         ssize_t n = ::splice(d.pr.get(), nullptr, dst, nullptr, d.in_pipe, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
         if (n > 0) {
           d.in_pipe -= static_cast<size_t>(n);
           progress = true;
+          if (d.in_pipe > 0) dst_ready = false;
         } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
           return false;
+        } else {
+          dst_ready = false;
         }
       }
     }
