@@ -190,6 +190,12 @@ int run_or_wrap(const Options& o, bool dry) {
     return exec_unsandboxed(o, argv);
   }
   if (!state.ok()) return report_error(state.error());
+  // The workspace is writable: "/" as the workspace would make the whole system writable.
+  if (!o.network_only && !s.sandbox.filesystem.disabled && sys::real_path_or_empty(env->cwd) == "/") {
+    return report_error(make_error(ErrorKind::kUsage,
+                                   "the workspace would be \"/\", which would make every path writable; run "
+                                   "from a project directory or pass --cwd DIR"));
+  }
 
   lnx::LinuxRun run;
   run.cwd = env->cwd;

@@ -58,6 +58,7 @@ Result<Environment> load_environment(const Options& o) {
   if (!sys::is_dir(cwd)) return make_error(ErrorKind::kUsage, fmt::format("--cwd \"{}\" is not a directory", cwd));
   env.cwd = cwd;
 
+
   std::vector<std::string> files;
   if (!o.settings_files.empty()) {
     for (const auto& f : o.settings_files) files.push_back(paths::resolve(f, env.home, caller_cwd));

@@ -60,6 +60,11 @@ wb run -- sh -c 'echo x > /tmp/wb-disc-'$$
 check "workspace settings are discovered" [ -e /tmp/wb-disc-$$ ]
 rm -f /tmp/wb-disc-$$ "$WS/.wave/settings.json"; rmdir "$WS/.wave"
 
+OUT=$(cd / && "$WAVEBOX" run -- true 2>&1); RC=$?
+check "a workspace of / is refused (it would make everything writable)" [ "$RC" -eq 125 ]
+OUT=$(cd / && "$WAVEBOX" run --settings "$SCRATCH/off.json" -- true 2>&1); RC=$?
+check "with the sandbox off, / is fine (zero difference)" [ "$RC" -eq 0 ]
+
 wb doctor --json
 check "doctor --json reports bubblewrap" grep -q '"bwrap"' <<<"$OUT"
 check "doctor reports user namespaces" grep -q 'userNamespaces' <<<"$OUT"
