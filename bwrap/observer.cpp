@@ -47,11 +47,18 @@ bool read_mem(pid_t pid, unsigned long long addr, void* buf, size_t len, size_t*
 
 bool read_path(pid_t pid, unsigned long long addr, std::string& out) {
   if (addr == 0) return false;
-  char buf[PATH_MAX];
+  // Most paths are short: one small read, the full PATH_MAX only when no NUL came back.
+  char small[256];
   size_t got = 0;
+  if (!read_mem(pid, addr, small, sizeof small, &got)) return false;
+  size_t len = strnlen(small, got);
+  if (len < got) {
+    out.assign(small, len);
+    return true;
+  }
+  char buf[PATH_MAX];
   if (!read_mem(pid, addr, buf, sizeof buf, &got)) return false;
-  size_t len = strnlen(buf, got);
-  out.assign(buf, len);
+  out.assign(buf, strnlen(buf, got));
   return true;
 }
 
@@ -61,15 +68,30 @@ std::string read_link(const std::string& p) {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
 }
 
-// The absolute path the command meant: relative paths against its cwd or the directory fd.
-std::string absolute(pid_t pid, long long dirfd, const std::string& p) {
+}  // namespace
+
+// The absolute path the command meant: relative paths against its cwd (cached per thread; the
+// filter notifies chdir and fchdir, which drop the entry) or the directory fd.
+std::string Observer::absolute(pid_t pid, long long dirfd, const std::string& p) {
   if (!p.empty() && p[0] == '/') return paths::normalize(p);
-  std::string base = static_cast<int>(dirfd) == AT_FDCWD
-                         ? read_link(fmt::format("/proc/{}/cwd", pid))
-                         : read_link(fmt::format("/proc/{}/fd/{}", pid, static_cast<int>(dirfd)));
+  std::string base;
+  if (static_cast<int>(dirfd) == AT_FDCWD) {
+    auto it = cwd_cache_.find(pid);
+    if (it != cwd_cache_.end()) {
+      base = it->second;
+    } else {
+      base = read_link(fmt::format("/proc/{}/cwd", pid));
+      if (cwd_cache_.size() > 4096) cwd_cache_.clear();
+      if (!base.empty()) cwd_cache_.emplace(pid, base);
+    }
+  } else {
+    base = read_link(fmt::format("/proc/{}/fd/{}", pid, static_cast<int>(dirfd)));
+  }
   if (base.empty()) base = "/";
   return paths::normalize(base + "/" + p);
 }
+
+namespace {
 
 // The same path with its parent resolved through symlinks, as the kernel will (the host's view
 // equals the sandbox's for the parents that matter). Only paths that look refused pay for it.
@@ -143,6 +165,16 @@ constexpr __u64 kSyncWakeUp = 1;
 std::vector<std::string> Observer::created_git() const {
   std::lock_guard<std::mutex> lock(created_mu_);
   return created_git_;
+}
+
+bool Observer::parent_via_symlink(const std::string& path) {
+  std::string parent = paths::parent(path);
+  auto it = symlink_cache_.find(parent);
+  if (it != symlink_cache_.end()) return it->second;
+  bool v = via_symlink(path);
+  if (symlink_cache_.size() > 8192) symlink_cache_.clear();
+  symlink_cache_.emplace(parent, v);
+  return v;
 }
 
 void Observer::start() {
@@ -242,6 +274,10 @@ void Observer::handle_one() {
       }
       break;
     }
+    case SYS_chdir:
+    case SYS_fchdir:
+      cwd_cache_.erase(pid);
+      break;
     default: break;
   }
   // The memory we read belonged to this very call only if the notification is still pending.
@@ -253,6 +289,11 @@ void Observer::handle_one() {
   ::clock_gettime(CLOCK_MONOTONIC, &te);
   busy_ns_ += (te.tv_sec - tb.tv_sec) * 1000000000LL + (te.tv_nsec - tb.tv_nsec);
   if (!valid) return;
+  if (nr == SYS_chdir || nr == SYS_fchdir) {
+    // Dropped again once the call has run: a lookup racing with it must not keep the old cwd.
+    cwd_cache_.erase(pid);
+    return;
+  }
   bool creates = nr != SYS_unlink && nr != SYS_unlinkat && nr != SYS_rmdir && nr != SYS_chmod &&
                  nr != SYS_fchmodat && nr != SYS_chown && nr != SYS_lchown && nr != SYS_fchownat &&
                  nr != SYS_truncate && nr != SYS_utimensat;
@@ -268,8 +309,17 @@ void Observer::handle_one() {
     sink_({"network-outbound", network, "direct connection; use the proxy"});
     return;
   }
+  // Calls that change what a path name refers to drop the cached symlink answers below it.
+  if (nr == SYS_rename || nr == SYS_renameat || nr == SYS_renameat2 || nr == SYS_symlink ||
+      nr == SYS_symlinkat || nr == SYS_unlink || nr == SYS_unlinkat || nr == SYS_rmdir) {
+    for (const auto& t : targets) {
+      for (auto it = symlink_cache_.lower_bound(t); it != symlink_cache_.end() && paths::is_within(it->first, t);) {
+        it = symlink_cache_.erase(it);
+      }
+    }
+  }
   for (const auto& lexical : targets) {
-    if (writable_(lexical) && !via_symlink(lexical)) continue;
+    if (writable_(lexical) && !parent_via_symlink(lexical)) continue;
     std::string t = resolved(lexical);
     if (writable_(t)) continue;
     if (create_only && sys::exists(t)) continue;

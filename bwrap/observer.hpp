@@ -7,6 +7,9 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <map>
+#include <unordered_map>
+#include <sys/types.h>
 
 #include "core/sys/fd.hpp"
 #include "core/violations.hpp"
@@ -46,6 +49,10 @@ class Observer {
   sys::Fd ours_, theirs_, listener_;
   void handle_one();
   void run();
+  std::string absolute(pid_t pid, long long dirfd, const std::string& p);
+  std::unordered_map<pid_t, std::string> cwd_cache_;  // thread id -> cwd (observer thread only)
+  bool parent_via_symlink(const std::string& path);
+  std::map<std::string, bool> symlink_cache_;  // parent directory -> reached through a symlink
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   void* req_ = nullptr;

@@ -81,7 +81,8 @@ Result<sys::Fd> compile_observer() {
   }
   for (const char* s : {"openat2", "creat", "mkdir", "mkdirat", "rmdir", "unlink", "unlinkat", "rename",
                         "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat", "chmod", "fchmodat",
-                        "chown", "lchown", "fchownat", "truncate", "mknod", "mknodat", "utimensat", "connect"}) {
+                        "chown", "lchown", "fchownat", "truncate", "mknod", "mknodat", "utimensat", "connect",
+                        "chdir", "fchdir"}) {
     WB_TRY(add(s, {}));
   }
   sys::Fd fd(::memfd_create("wavebox-observer", MFD_CLOEXEC));
