@@ -234,3 +234,19 @@ TEST_CASE("seccomp rule list is pinned (rules, not BPF bytes)") {
     CHECK_FALSE(unix_rule);
   }
 }
+
+#include "seatbelt/profile.hpp"
+
+TEST_CASE("seatbelt profile: paths only as parameters, never spliced into the text") {
+  FsPolicy pol;
+  pol.writable = {{"/Users/u/proj", false}, {"/tmp/w\"x", false}};
+  pol.deny_write = {{"/Users/u/proj/.git/hooks", LeafType::kDir, true, ""}};
+  pol.deny_read = {{"/Users/u/.ssh", LeafType::kDir, true, ""}};
+  pol.allow_read = {"/Users/u/.ssh/known_hosts"};
+  auto p = seatbelt::render_profile(pol);
+  CHECK(p.text.find("/Users") == std::string::npos);
+  CHECK(p.text.find("w\"x") == std::string::npos);
+  REQUIRE(p.params.size() == 5);
+  CHECK(p.params[2].first == "WRITABLE_ROOT_0");
+  check_golden("seatbelt_profile", p.text);
+}
