@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -138,6 +139,7 @@ bool approved(const Options& o, const Decision& d, const std::string& command) {
 }
 
 int run_or_wrap(const Options& o, bool dry) {
+  auto started = std::chrono::steady_clock::now();
   auto argv = command_argv(o);
   if (argv.empty()) {
     log::error("no command given: wavebox run [OPTIONS] -- COMMAND [ARG...] or -c 'STRING'");
@@ -186,6 +188,11 @@ int run_or_wrap(const Options& o, bool dry) {
       for (const auto& a : argv) line += (line.empty() ? "" : " ") + a;
       std::printf("# unsandboxed (%s)\n%s\n", d.reason.c_str(), line.c_str());
       return 0;
+    }
+    if (!o.report_json.empty()) {
+      // The command replaces wavebox, so its exit status is not in the report (-1).
+      Report r{-1, false, d.decision, d.reason, {}, 0, 0};
+      if (auto st = write_report(o.report_json, r); !st) log::warn(st.error().message);
     }
     return exec_unsandboxed(o, argv);
   }
@@ -254,7 +261,9 @@ int run_or_wrap(const Options& o, bool dry) {
   std::string block = render_block(shown, outcome->more);
   if (!block.empty()) std::fwrite(block.data(), 1, block.size(), stderr);
   if (!o.report_json.empty()) {
-    auto st = write_report(o.report_json, outcome->exit_code, true, shown, outcome->more);
+    Report r{outcome->exit_code, true, d.decision, d.reason, shown, outcome->more,
+             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count()};
+    auto st = write_report(o.report_json, r);
     if (!st) log::warn(st.error().message);
   }
   return outcome->exit_code;

@@ -14,16 +14,18 @@
 
 namespace wb::cli {
 
-Status write_report(const std::string& target, int exit_code, bool sandboxed, const std::vector<Violation>& v,
-                    size_t more) {
+Status write_report(const std::string& target, const Report& r) {
   nlohmann::json j;
-  j["exitCode"] = exit_code;
-  j["sandboxed"] = sandboxed;
+  j["exitCode"] = r.exit_code;
+  j["sandboxed"] = r.sandboxed;
+  j["decision"] = r.decision;
+  j["reason"] = r.reason;
   j["violations"] = nlohmann::json::array();
-  for (const auto& x : v) {
+  for (const auto& x : r.violations) {
     j["violations"].push_back({{"operation", x.operation}, {"target", x.target}, {"reason", x.reason}, {"line", x.line()}});
   }
-  j["violationsNotListed"] = more;
+  j["violationsNotListed"] = r.more;
+  j["elapsedMs"] = r.elapsed_ms;
   std::string text = j.dump() + "\n";
   if (target.rfind("fd:", 0) == 0) {
     int fd = std::atoi(target.c_str() + 3);

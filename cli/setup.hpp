@@ -22,9 +22,18 @@ struct Environment {
 
 Result<Environment> load_environment(const Options& o);
 PolicyContext policy_context(const Environment& env, const sys::StateDir& state, const Options& o);
-// Writes the --report-json document to FILE or fd:N.
-Status write_report(const std::string& target, int exit_code, bool sandboxed, const std::vector<Violation>& v,
-                    size_t more);
+// The --report-json document: outcome of one run.
+struct Report {
+  int exit_code = 0;
+  bool sandboxed = false;
+  std::string decision;  // allow | ask | deny
+  std::string reason;
+  std::vector<Violation> violations;
+  size_t more = 0;
+  double elapsed_ms = 0;
+};
+// Writes it to FILE or fd:N.
+Status write_report(const std::string& target, const Report& r);
 // Prints "wavebox: error: ..." and returns the exit status for the error's kind.
 int report_error(const Error& e);
 
