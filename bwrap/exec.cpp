@@ -172,7 +172,8 @@ Result<int> exec_bwrap(const ExecRequest& req) {
   std::vector<char*> argv = {const_cast<char*>(req.bwrap.c_str()), const_cast<char*>("--args"), fd_arg.data(),
                              const_cast<char*>("--")};
   if (observe) {
-    argv.insert(argv.end(), {const_cast<char*>(req.shim.c_str()), bpf_arg.data(), sock_arg.data()});
+    argv.insert(argv.end(), {const_cast<char*>(req.shim.c_str()), bpf_arg.data(), sock_arg.data(),
+                             const_cast<char*>(req.limits.c_str())});
   }
   for (const auto& c : req.command) argv.push_back(const_cast<char*>(c.c_str()));
   argv.push_back(nullptr);

@@ -24,6 +24,7 @@ struct ExecRequest {
   // The observer: the command runs as `shim 6 7 COMMAND...` with the observer filter on fd 6 and
   // the shim's socket on fd 7.
   std::string shim;
+  std::string limits = "0:0:0";  // CPU seconds : processes : memory MB for the command (0 = none)
   int observer_bpf_fd = -1;
   Observer* observer = nullptr;
   // Run bwrap inside a fresh network namespace (bwrap/netns.hpp); on_listeners receives the

@@ -247,6 +247,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   req.command = run.command;
   req.env = run.env;
   req.timeout_seconds = run.timeout_seconds;
+  req.limits = fmt::format("{}:{}:{}", run.cpu_seconds, run.pids, run.memory_mb);
 
   RunOutcome outcome;
   ViolationLog violations;

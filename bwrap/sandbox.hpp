@@ -24,6 +24,7 @@ struct LinuxRun {
   int bwrap_version[3] = {0, 0, 0};
   sys::StateDir state;
   std::optional<double> timeout_seconds;
+  long long cpu_seconds = 0, pids = 0, memory_mb = 0;  // sandbox.resources (0 = none)
   bool allow_unix_sockets = false;  // network.allowAllUnixSockets
   // Serves the sandbox's proxy listeners (the caller starts netproxy here; bwrap/ does not
   // include netproxy/); refusals go to sink, from any thread.

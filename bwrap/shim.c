@@ -9,7 +9,10 @@
  *     {step, errno}.
  *   (reaper, forked by the keeper): pid 1 of that pid namespace, armed likewise; starts bwrap
  *     and reaps. When it dies, the kernel ends every process of the namespace and below.
- *   wavebox-shim BPF_FD SOCK_FD COMMAND [ARG...]
+ *   wavebox-shim BPF_FD SOCK_FD LIMITS COMMAND [ARG...]
+ *     LIMITS is "CPU_SECONDS:PROCESSES:MEMORY_MB" (0 = none), set as RLIMIT_CPU, RLIMIT_NPROC
+ *     (counted per user namespace since Linux 5.14, so it bounds the sandbox's own processes)
+ *     and RLIMIT_AS on the command.
  *     pid 1 of bwrap's namespace (bwrap --as-pid-1): arms its parent-death signal, installs
  *     the observer filter read from BPF_FD with a user-notification listener, hands the
  *     listener to wavebox over SOCK_FD and waits for its acknowledgement (no answer: wavebox is
@@ -32,6 +35,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -233,14 +237,32 @@ static int observed_init(char** argv) {
   if (ack_got != 1) return 125;
   close(sock_fd);
 
+  unsigned long long cpu = 0, nproc = 0, mem = 0;
+  if (sscanf(argv[3], "%llu:%llu:%llu", &cpu, &nproc, &mem) != 3) {
+    errno = EINVAL;
+    return die("the resource limits");
+  }
   pid_t child = fork();
   if (child < 0) return die("fork");
   if (child == 0) {
     /* A process group of its own: wavebox forwards terminal signals to it. */
     setpgid(0, 0);
-    execvp(argv[3], argv + 3);
+    struct rlimit r;
+    if (cpu) {
+      r.rlim_cur = r.rlim_max = cpu;
+      if (setrlimit(RLIMIT_CPU, &r) != 0) _exit(die("RLIMIT_CPU"));
+    }
+    if (nproc) {
+      r.rlim_cur = r.rlim_max = nproc;
+      if (setrlimit(RLIMIT_NPROC, &r) != 0) _exit(die("RLIMIT_NPROC"));
+    }
+    if (mem) {
+      r.rlim_cur = r.rlim_max = mem * 1024 * 1024;
+      if (setrlimit(RLIMIT_AS, &r) != 0) _exit(die("RLIMIT_AS"));
+    }
+    execvp(argv[4], argv + 4);
     int err = errno;
-    fprintf(stderr, "wavebox: %s: %s\n", argv[3], err == ENOENT ? "command not found" : strerror(err));
+    fprintf(stderr, "wavebox: %s: %s\n", argv[4], err == ENOENT ? "command not found" : strerror(err));
     _exit(err == ENOENT ? 127 : 126);
   }
   /* As init: reap everything; when the command ends, so does the sandbox. */
@@ -249,8 +271,8 @@ static int observed_init(char** argv) {
 
 int main(int argc, char** argv) {
   if (argc >= 2 && strcmp(argv[1], "keeper") == 0) return keeper(argc, argv);
-  if (argc < 4) {
-    fprintf(stderr, "wavebox-shim: usage: wavebox-shim BPF_FD SOCK_FD COMMAND [ARG...]\n");
+  if (argc < 5) {
+    fprintf(stderr, "wavebox-shim: usage: wavebox-shim BPF_FD SOCK_FD LIMITS COMMAND [ARG...]\n");
     return 125;
   }
   return observed_init(argv);

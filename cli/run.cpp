@@ -228,6 +228,9 @@ int run_or_wrap(const Options& o, bool dry) {
   std::copy(std::begin(bwrap.version), std::end(bwrap.version), run.bwrap_version);
   run.state = *state;
   run.timeout_seconds = s.sandbox.resources.timeout_seconds;
+  run.cpu_seconds = s.sandbox.resources.cpu_seconds.value_or(0);
+  run.pids = s.sandbox.resources.pids.value_or(0);
+  run.memory_mb = s.sandbox.resources.memory_mb.value_or(0);
   run.allow_unix_sockets = s.sandbox.network.allow_all_unix_sockets;
   auto net_policy = netproxy::make_net_policy(s.sandbox.network);
   if (!net_policy.ok()) return report_error(net_policy.error());
