@@ -141,22 +141,8 @@ class Parser {
         if (!read_double_quoted(out)) return false;
         continue;
       }
-      if (c == '$' && i_ + 1 < s_.size() && s_[i_ + 1] == '(') {
-        bool arith = i_ + 2 < s_.size() && s_[i_ + 2] == '(';
-        i_ += 2;
-        if (arith) {
-          if (!skip_balanced()) return false;
-        } else if (!parse_list(')', out)) {
-          return false;
-        }
-        continue;
-      }
-      if (c == '`') {
-        auto end = s_.find('`', i_ + 1);
-        if (end == std::string_view::npos) return false;
-        Parser inner(s_.substr(i_ + 1, end - i_ - 1));
-        if (!inner.parse_list(0, out)) return false;
-        i_ = end + 1;
+      if (at_substitution()) {
+        if (!read_substitution(out)) return false;
         continue;
       }
       ++i_;
@@ -176,22 +162,32 @@ class Parser {
         ++i_;
         return true;
       }
-      if (c == '$' && i_ + 1 < s_.size() && s_[i_ + 1] == '(') {
-        i_ += 2;
-        if (!parse_list(')', out)) return false;
-        continue;
-      }
-      if (c == '`') {
-        auto end = s_.find('`', i_ + 1);
-        if (end == std::string_view::npos) return false;
-        Parser inner(s_.substr(i_ + 1, end - i_ - 1));
-        if (!inner.parse_list(0, out)) return false;
-        i_ = end + 1;
+      if (at_substitution()) {
+        if (!read_substitution(out)) return false;
         continue;
       }
       ++i_;
     }
     return false;
+  }
+
+  bool at_substitution() const {
+    return s_[i_] == '`' || (s_[i_] == '$' && i_ + 1 < s_.size() && s_[i_ + 1] == '(');
+  }
+
+  // $(...), $((arithmetic)) or `...` at i_: the commands inside are subcommands too.
+  bool read_substitution(std::vector<std::string>& out) {
+    if (s_[i_] == '`') {
+      auto end = s_.find('`', i_ + 1);
+      if (end == std::string_view::npos) return false;
+      Parser inner(s_.substr(i_ + 1, end - i_ - 1));
+      if (!inner.parse_list(0, out)) return false;
+      i_ = end + 1;
+      return true;
+    }
+    bool arith = i_ + 2 < s_.size() && s_[i_ + 2] == '(';
+    i_ += 2;
+    return arith ? skip_balanced() : parse_list(')', out);
   }
 
   bool skip_balanced() {

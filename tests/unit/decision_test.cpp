@@ -46,6 +46,8 @@ TEST_CASE("splitting respects quotes, substitutions, subshells and groups") {
   CHECK(s("echo 'x | y'") == V{"echo 'x | y'"});
   CHECK(s("echo a\\;b") == V{"echo a\\;b"});
   CHECK(s("echo $(date) x") == V{"date", "echo $(date) x"});
+  CHECK(s("echo \"$((1+2))\" $((3))") == V{"echo \"$((1+2))\" $((3))"});
+  CHECK(s("echo \"`id`\"") == V{"id", "echo \"`id`\""});
   CHECK(s("(a; b) && c") == V{"a", "b", "c"});
   CHECK(s("{ a; b; }") == V{"a", "b"});
   CHECK(s("cmd > out 2>&1 < in") == V{"cmd"});
