@@ -36,25 +36,6 @@ Fd high_fd(int fd) {
   return Fd(h);
 }
 
-Result<Fd> args_memfd(const std::vector<std::string>& args) {
-  Fd fd(::memfd_create("wavebox-args", MFD_CLOEXEC));
-  if (!fd.valid()) return sys::sys_error("memfd_create", "wavebox-args", errno);
-  std::string data;
-  for (const auto& a : args) {
-    data += a;
-    data += '\0';
-  }
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd.get(), data.data() + off, data.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return sys::sys_error("write", "wavebox-args", errno);
-    off += static_cast<size_t>(n);
-  }
-  ::lseek(fd.get(), 0, SEEK_SET);
-  return high_fd(fd.release());
-}
-
 long find_json_number(const std::string& text, const char* key) {
   auto pos = text.find(key);
   if (pos == std::string::npos) return -1;
@@ -113,19 +94,41 @@ double now_s() {
 
 }  // namespace
 
+Result<sys::Fd> new_memfd(const char* name) {
+  Fd fd(::memfd_create(name, MFD_CLOEXEC));
+  if (!fd.valid()) return sys::sys_error("memfd_create", name, errno);
+  return high_fd(fd.release());
+}
+
+Status write_bwrap_args(int fd, const std::vector<std::string>& args) {
+  std::string data = "--json-status-fd";
+  data += '\0';
+  data += std::to_string(kStatusFd);
+  data += '\0';
+  for (const auto& a : args) {
+    data += a;
+    data += '\0';
+  }
+  if (::ftruncate(fd, 0) != 0) return sys::sys_error("ftruncate", "wavebox-args", errno);
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::pwrite(fd, data.data() + off, data.size() - off, static_cast<off_t>(off));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return sys::sys_error("write", "wavebox-args", errno);
+    off += static_cast<size_t>(n);
+  }
+  return ok_status();
+}
+
 Result<int> exec_bwrap(const ExecRequest& req) {
-  std::vector<std::string> all = {"--json-status-fd", std::to_string(kStatusFd)};
-  all.insert(all.end(), req.args.begin(), req.args.end());
-  Fd args = WB_TRY(args_memfd(all));
   int pfd[2];
   if (::pipe2(pfd, O_CLOEXEC) != 0) return sys::sys_error("pipe2", "status", errno);
   Fd status_rd = high_fd(pfd[0]);
   Fd status_wr = high_fd(pfd[1]);
-  Fd seccomp, obs_bpf, obs_sock, err_rd, err_wr;
-  if (req.seccomp_fd >= 0) seccomp = Fd(::fcntl(req.seccomp_fd, F_DUPFD_CLOEXEC, 10));
-  bool observe = req.observer && req.observer_bpf_fd >= 0 && !req.shim.empty();
+  Fd err_rd, err_wr;
+  bool observe = req.observer && req.observer_bpf_fd >= 0;
+  Fd obs_sock;
   if (observe) {
-    obs_bpf = Fd(::fcntl(req.observer_bpf_fd, F_DUPFD_CLOEXEC, 10));
     obs_sock = Fd(::fcntl(req.observer->shim_socket_fd(), F_DUPFD_CLOEXEC, 10));
     req.observer->close_shim_end();
   }
@@ -142,92 +145,52 @@ Result<int> exec_bwrap(const ExecRequest& req) {
   ::sigprocmask(SIG_BLOCK, &fwd, &old);
   Fd sigfd(::signalfd(-1, &fwd, SFD_CLOEXEC | SFD_NONBLOCK));
 
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, args.get(), kArgsFd);
-  posix_spawn_file_actions_adddup2(&fa, status_wr.get(), kStatusFd);
-  if (seccomp.valid()) posix_spawn_file_actions_adddup2(&fa, seccomp.get(), kSeccompFd);
+  std::vector<std::string> argv = {req.bwrap, "--args", std::to_string(kArgsFd), "--"};
   if (observe) {
-    posix_spawn_file_actions_adddup2(&fa, obs_bpf.get(), kObserverBpfFd);
-    posix_spawn_file_actions_adddup2(&fa, obs_sock.get(), kObserverSockFd);
+    argv.insert(argv.end(), {req.shim, std::to_string(kObserverBpfFd), std::to_string(kObserverSockFd), req.limits});
   }
-  if (err_wr.valid()) posix_spawn_file_actions_adddup2(&fa, err_wr.get(), 2);
-  // Descriptors the caller leaked to us must not reach the sandbox: an open directory there
-  // would be a way around every mount (openat on it sees the host).
-  posix_spawn_file_actions_addclosefrom_np(&fa, kObserverSockFd + 1);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t empty, defaults;
-  sigemptyset(&empty);
-  sigfillset(&defaults);
-  posix_spawnattr_setsigmask(&attr, &empty);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  // Its own process group: a terminal's Ctrl-C reaches wavebox, which forwards it, instead of
-  // killing bwrap's monitor and with it (die-with-parent) the whole sandbox.
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+  argv.insert(argv.end(), req.command.begin(), req.command.end());
+  std::vector<std::pair<int, int>> dups = {{req.args_fd, kArgsFd}, {status_wr.get(), kStatusFd}};
+  if (req.seccomp_fd >= 0) dups.emplace_back(req.seccomp_fd, kSeccompFd);
+  if (observe) {
+    dups.emplace_back(req.observer_bpf_fd, kObserverBpfFd);
+    dups.emplace_back(obs_sock.get(), kObserverSockFd);
+  }
+  if (err_wr.valid()) dups.emplace_back(err_wr.get(), 2);
 
-  std::string fd_arg = std::to_string(kArgsFd), bpf_arg = std::to_string(kObserverBpfFd),
-              sock_arg = std::to_string(kObserverSockFd);
-  std::vector<char*> argv = {const_cast<char*>(req.bwrap.c_str()), const_cast<char*>("--args"), fd_arg.data(),
-                             const_cast<char*>("--")};
-  if (observe) {
-    argv.insert(argv.end(), {const_cast<char*>(req.shim.c_str()), bpf_arg.data(), sock_arg.data(),
-                             const_cast<char*>(req.limits.c_str())});
+  // The namespace is made while we plan: the keeper waits for our go before bwrap reads a thing.
+  auto fail = [&](Error e) -> Result<int> {
+    ::sigprocmask(SIG_SETMASK, &old, nullptr);
+    return e;
+  };
+  auto child = spawn_in_netns(req.shim, argv, req.env, dups, kObserverSockFd + 1);
+  if (!child.ok()) return fail(child.error());
+  log::timing("keeper started");
+  pid_t pid = child->pid;
+  auto abort_child = [&](Error e) -> Result<int> {
+    child->control.reset();  // the keeper sees end of file and stops
+    ::kill(pid, SIGKILL);
+    int ws;
+    ::waitpid(pid, &ws, 0);
+    return fail(std::move(e));
+  };
+  if (req.prepare) {
+    auto st = req.prepare();
+    if (!st) return abort_child(st.error());
   }
-  for (const auto& c : req.command) argv.push_back(const_cast<char*>(c.c_str()));
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (const auto& e : req.env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  pid_t pid = -1;
-  pid_t reaper_pid = -1;  // pid 1 of the sandbox's outer pid namespace: SIGKILL ends everything
-  int rc = 0;
-  std::string netns_error;
-  if (req.netns) {
-    std::vector<std::pair<int, int>> dups = {{args.get(), kArgsFd}, {status_wr.get(), kStatusFd}};
-    if (seccomp.valid()) dups.emplace_back(seccomp.get(), kSeccompFd);
-    if (observe) {
-      dups.emplace_back(obs_bpf.get(), kObserverBpfFd);
-      dups.emplace_back(obs_sock.get(), kObserverSockFd);
-    }
-    if (err_wr.valid()) dups.emplace_back(err_wr.get(), 2);
-    std::vector<std::string> av(argv.begin(), argv.end() - 1);
-    auto child = spawn_in_netns(req.shim, av, req.env, dups, kObserverSockFd + 1);
-    log::timing("network namespace ready");
-    if (!child.ok()) {
-      netns_error = child.error().message;
-      rc = -1;
-    } else {
-      pid = child->pid;
-      reaper_pid = child->reaper_pid;
-      if (req.on_listeners) {
-        auto st = req.on_listeners(std::move(child->http_listener), std::move(child->socks_listener));
-        if (!st) {
-          ::kill(pid, SIGKILL);
-          int ws;
-          ::waitpid(pid, &ws, 0);
-          netns_error = st.error().message;
-          rc = -1;
-        }
-      }
-    }
-  } else {
-    rc = ::posix_spawn(&pid, req.bwrap.c_str(), &fa, &attr, argv.data(), envp.data());
+  if (auto st = receive_listeners(*child); !st) return fail(st.error());
+  if (req.on_listeners) {
+    auto st = req.on_listeners(std::move(child->http_listener), std::move(child->socks_listener));
+    if (!st) return abort_child(st.error());
   }
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
+  ::lseek(req.args_fd, 0, SEEK_SET);
+  if (req.seccomp_fd >= 0) ::lseek(req.seccomp_fd, 0, SEEK_SET);
+  if (observe) ::lseek(req.observer_bpf_fd, 0, SEEK_SET);
+  if (auto st = start_in_netns(*child); !st) return abort_child(st.error());
+  pid_t reaper_pid = child->reaper_pid;  // pid 1 of the sandbox's outer pid namespace
   status_wr.reset();
-  args.reset();
-  seccomp.reset();
-  obs_bpf.reset();
   obs_sock.reset();
   err_wr.reset();
-  if (rc != 0) {
-    ::sigprocmask(SIG_SETMASK, &old, nullptr);
-    if (!netns_error.empty()) return make_error(ErrorKind::kSandboxFailed, netns_error);
-    return make_error(ErrorKind::kSandboxFailed, fmt::format("cannot start \"{}\": {}", req.bwrap, std::strerror(rc)));
-  }
 
   std::string status_text, err_line;
   pid_t init_pid = -1;

@@ -16,10 +16,11 @@ namespace wb::lnx {
 
 struct ExecRequest {
   std::string bwrap;
-  std::vector<std::string> args;  // passed through --args, so they never show in /proc/*/cmdline
+  // Memory files the caller creates now and fills in `prepare` (bwrap reads them only after):
+  int args_fd = -1;     // fd 3: bwrap's options (write_bwrap_args), so they never show in cmdline
+  int seccomp_fd = -1;  // fd 5: the compiled filter (the options say --seccomp 5)
   std::vector<std::string> command;
   std::vector<std::string> env;
-  int seccomp_fd = -1;            // becomes fd 5 in bwrap when >= 0 (args must say --seccomp 5)
   std::optional<double> timeout_seconds;
   // The observer: the command runs as `shim 6 7 COMMAND...` with the observer filter on fd 6 and
   // the shim's socket on fd 7.
@@ -27,10 +28,12 @@ struct ExecRequest {
   std::string limits = "0:0:0";  // CPU seconds : processes : memory MB for the command (0 = none)
   int observer_bpf_fd = -1;
   Observer* observer = nullptr;
-  // Run bwrap inside a fresh network namespace (bwrap/netns.hpp); on_listeners receives the
+  // bwrap runs inside a fresh network namespace (bwrap/netns.hpp); on_listeners receives the
   // proxy's listening sockets before the command can connect, and must start serving them.
-  bool netns = false;
   std::function<Status(sys::Fd http, sys::Fd socks)> on_listeners;
+  // Runs while the namespace is being made: plans the sandbox and fills the memory files. An
+  // error stops everything before bwrap starts.
+  std::function<Status()> prepare;
   // Called with each complete line the command wrote on stderr, when stderr is relayed.
   std::function<void(const std::string&)> stderr_line;
 };
@@ -40,6 +43,11 @@ constexpr int kStatusFd = 4;
 constexpr int kSeccompFd = 5;
 constexpr int kObserverBpfFd = 6;
 constexpr int kObserverSockFd = 7;
+
+// A new memory file (close-on-exec), for ExecRequest's fds.
+Result<sys::Fd> new_memfd(const char* name);
+// Writes bwrap's options to the args file, with the --json-status-fd exec_bwrap relies on.
+Status write_bwrap_args(int fd, const std::vector<std::string>& args);
 
 // Returns the exit status wavebox should exit with (the command's, 128+N, or 124 on timeout),
 // or kSandboxFailed when bubblewrap could not start the command.

@@ -101,30 +101,62 @@ Result<NetnsChild> spawn_in_netns(const std::string& shim, const std::vector<std
 
   NetnsChild child;
   child.pid = pid;
+  child.control = std::move(ours);
+  child.error_pipe = std::move(err_rd);
+  return child;
+}
+
+Status receive_listeners(NetnsChild& child) {
   int fds[2] = {-1, -1};
-  struct {
-    char byte;
-    pid_t reaper;
-  } hello = {0, -1};
-  if (sys::recv_fds(ours.get(), fds, 2, &hello, sizeof hello) == 2) {
+  char hello = 0;
+  if (sys::recv_fds(child.control.get(), fds, 2, &hello, 1) == 2) {
     child.http_listener.reset(fds[0]);
     child.socks_listener.reset(fds[1]);
-    child.reaper_pid = hello.reaper;
   }
-  // The error pipe closes on a successful exec; otherwise it says which step failed.
-  ChildError e{};
-  ssize_t got;
-  do {
-    got = ::read(err_rd.get(), &e, sizeof e);
-  } while (got < 0 && errno == EINTR);
-  if (got == static_cast<ssize_t>(sizeof e) || !child.http_listener.valid()) {
+  // The keeper holds the error pipe until it starts the reaper: a failure so far shows now.
+  struct pollfd pf = {child.error_pipe.get(), POLLIN, 0};
+  if (!child.http_listener.valid() || (::poll(&pf, 1, 0) > 0)) {
+    ChildError e{};
+    ssize_t got = ::read(child.error_pipe.get(), &e, sizeof e);
     int st;
-    ::waitpid(pid, &st, 0);
+    ::waitpid(child.pid, &st, 0);
     return make_error(ErrorKind::kSandboxFailed,
-                      fmt::format("network namespace: {} failed: {}", step_name(e.step),
-                                  e.err ? std::strerror(e.err) : "no listeners received"));
+                      fmt::format("network namespace: {} failed: {}", step_name(got == sizeof e ? e.step : 0),
+                                  got == sizeof e && e.err ? std::strerror(e.err) : "no listeners received"));
   }
-  return child;
+  return ok_status();
+}
+
+Status start_in_netns(NetnsChild& child) {
+  char go = 'G';
+  if (::write(child.control.get(), &go, 1) != 1) {
+    return make_error(ErrorKind::kSandboxFailed, "network namespace: the keeper is gone");
+  }
+  pid_t reaper = -1;
+  ssize_t n;
+  do {
+    n = ::read(child.control.get(), &reaper, sizeof reaper);
+  } while (n < 0 && errno == EINTR);
+  child.control.reset();
+  if (n == static_cast<ssize_t>(sizeof reaper)) {
+    child.reaper_pid = reaper;
+    // The error pipe closes once bwrap is exec'd; otherwise it says which step failed.
+    ChildError e{};
+    ssize_t got;
+    do {
+      got = ::read(child.error_pipe.get(), &e, sizeof e);
+    } while (got < 0 && errno == EINTR);
+    child.error_pipe.reset();
+    if (got != static_cast<ssize_t>(sizeof e)) return ok_status();
+    return make_error(ErrorKind::kSandboxFailed,
+                      fmt::format("network namespace: {} failed: {}", step_name(e.step), std::strerror(e.err)));
+  }
+  ChildError e{};
+  ssize_t got = ::read(child.error_pipe.get(), &e, sizeof e);
+  child.error_pipe.reset();
+  return make_error(ErrorKind::kSandboxFailed,
+                    fmt::format("network namespace: {} failed: {}", step_name(got == sizeof e ? e.step : 0),
+                                got == sizeof e && e.err ? std::strerror(e.err) : "the keeper ended"));
 }
 
 }  // namespace wb::lnx

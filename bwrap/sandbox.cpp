@@ -225,52 +225,12 @@ void scan_for_denied_reads(const std::string& line, const Plan& plan, const std:
   }
 }
 
-}  // namespace
-
-Result<RunOutcome> run_sandboxed(LinuxRun run) {
-  double t0 = now_ms();
-  sys::StubRegistry stubs(run.state.stubs);
-  stubs.sweep();
-  Prepared p = WB_TRY(prepare(run, &stubs));
-  double t1 = now_ms();
-  log::info(fmt::format("prepared in {:.2f} ms: {} mounts, {} stubs", t1 - t0, p.plan.mounts.size(), stubs.held()));
-  for (const auto& w : p.plan.warnings) log::warn(w);
-  // The filter is part of the sandbox: if it cannot be built, nothing runs (fail closed).
-  log::timing("planned");
-  sys::Fd filter = WB_TRY(compile_seccomp(seccomp_rules({run.allow_unix_sockets})));
-  log::timing("seccomp filter compiled");
-  RunSpec spec{run.command, run.cwd, run.env, false, kSeccompFd};
-  ExecRequest req;
-  req.seccomp_fd = filter.get();
-  req.bwrap = run.bwrap;
-  req.args = render_args(p.plan, p.facts, spec);
-  req.command = run.command;
-  req.env = run.env;
-  req.timeout_seconds = run.timeout_seconds;
-  req.limits = fmt::format("{}:{}:{}", run.cpu_seconds, run.pids, run.memory_mb);
-
-  RunOutcome outcome;
-  ViolationLog violations;
-  std::mutex violations_mu;  // the observer and the proxy report from their own threads
-  auto sink = [&](const Violation& v) {
-    std::lock_guard<std::mutex> lock(violations_mu);
-    violations.add(v);
-  };
-  const Plan& plan = p.plan;
-  Observer observer([&plan](const std::string& path) { return write_allowed(plan, path); }, sink);
-
-  // The network: a namespace of its own, the proxy's listeners in it, served by the caller.
-  req.netns = true;
-  req.on_listeners = [&](sys::Fd http, sys::Fd socks) -> Status {
-    if (!run.start_network) return make_error(ErrorKind::kSandboxFailed, "internal: no network side");
-    return run.start_network(std::move(http), std::move(socks), sink);
-  };
+std::vector<std::string> sandbox_environment(const std::vector<std::string>& base) {
   std::string http_url = fmt::format("http://127.0.0.1:{}", kHttpProxyPort);
   std::string socks_url = fmt::format("socks5h://127.0.0.1:{}", kSocksProxyPort);
   std::vector<std::string> env;
-  for (const auto& kv : run.env) {
-    std::string name = kv.substr(0, kv.find('='));
-    std::string lname = name;
+  for (const auto& kv : base) {
+    std::string lname = kv.substr(0, kv.find('='));
     for (auto& ch : lname) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     // NO_PROXY could exempt hosts from the proxy (they would then fail): nothing is exempt.
     if (lname == "http_proxy" || lname == "https_proxy" || lname == "all_proxy" || lname == "no_proxy" ||
@@ -291,26 +251,77 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
     env.push_back(fmt::format("GIT_SSH_COMMAND=ssh -o ProxyCommand='{} connect %h %p'",
                               std::string(self, static_cast<size_t>(self_len))));
   }
-  req.env = env;
-  sys::Fd observer_bpf;
+  return env;
+}
+
+}  // namespace
+
+Result<RunOutcome> run_sandboxed(LinuxRun run) {
+  RunOutcome outcome;
+  ExecRequest req;
   req.shim = shim_path();
   if (req.shim.empty()) {
     return make_error(ErrorKind::kSandboxFailed,
                       "wavebox-shim is not installed next to the wavebox binary (it starts the sandbox); reinstall");
   }
-  observer_bpf = WB_TRY(compile_observer());
-  req.observer_bpf_fd = observer_bpf.get();
+  sys::Fd args_fd = WB_TRY(new_memfd("wavebox-args"));
+  sys::Fd filter_fd = WB_TRY(new_memfd("wavebox-seccomp"));
+  sys::Fd observer_fd = WB_TRY(new_memfd("wavebox-observer"));
+  req.bwrap = run.bwrap;
+  req.args_fd = args_fd.get();
+  req.seccomp_fd = filter_fd.get();
+  req.observer_bpf_fd = observer_fd.get();
+  req.command = run.command;
+  req.env = sandbox_environment(run.env);
+  req.timeout_seconds = run.timeout_seconds;
+  req.limits = fmt::format("{}:{}:{}", run.cpu_seconds, run.pids, run.memory_mb);
+
+  ViolationLog violations;
+  std::mutex violations_mu;  // the observer, the proxy and the stderr relay report concurrently
+  auto sink = [&](const Violation& v) {
+    std::lock_guard<std::mutex> lock(violations_mu);
+    violations.add(v);
+  };
+  Prepared p;
+  const Plan& plan = p.plan;
+  Observer observer([&plan](const std::string& path) { return write_allowed(plan, path); }, sink);
   req.observer = &observer;
   outcome.observed_writes = true;
   if (stderr_is_pipe()) {
     outcome.relayed_stderr = true;
-    req.stderr_line = [&](const std::string& line) { scan_for_denied_reads(line, plan, run.cwd, violations); };
+    req.stderr_line = [&](const std::string& line) {
+      ViolationLog found;
+      scan_for_denied_reads(line, plan, run.cwd, found);
+      for (const auto& v : found.items()) sink(v);
+    };
   }
+  req.on_listeners = [&](sys::Fd http, sys::Fd socks) -> Status {
+    if (!run.start_network) return make_error(ErrorKind::kSandboxFailed, "internal: no network side");
+    return run.start_network(std::move(http), std::move(socks), sink);
+  };
 
-  req.args = render_args(p.plan, p.facts, RunSpec{run.command, run.cwd, run.env, true, kSeccompFd, !req.shim.empty()});
-  auto missing = missing_unstubbed(run.policy, p.facts);
-  // The scan cache and probes are done with: give their pages back for the length of the run.
-  ::malloc_trim(0);
+  // Planning runs while the keeper builds the namespaces on the other core.
+  sys::StubRegistry stubs(run.state.stubs);
+  std::vector<std::string> missing;
+  double t0 = now_ms(), t1 = t0;
+  req.prepare = [&]() -> Status {
+    stubs.sweep();
+    p = WB_TRY(prepare(run, &stubs));
+    t1 = now_ms();
+    log::info(fmt::format("prepared in {:.2f} ms: {} mounts, {} stubs", t1 - t0, p.plan.mounts.size(), stubs.held()));
+    for (const auto& w : p.plan.warnings) log::warn(w);
+    log::timing("planned");
+    // The filter is part of the sandbox: if it cannot be built, nothing runs (fail closed).
+    WB_TRY(compile_seccomp(seccomp_rules({run.allow_unix_sockets}), filter_fd.get()));
+    WB_TRY(compile_observer(observer_fd.get()));
+    WB_TRY(write_bwrap_args(args_fd.get(),
+                            render_args(p.plan, p.facts, RunSpec{run.command, run.cwd, run.env, true, kSeccompFd, true})));
+    missing = missing_unstubbed(run.policy, p.facts);
+    // The scan cache and probes are done with: give their pages back for the length of the run.
+    ::malloc_trim(0);
+    log::timing("filters compiled, arguments written");
+    return ok_status();
+  };
   log::timing("starting");
   auto result = exec_bwrap(req);
   log::timing("sandbox exited");

@@ -31,7 +31,7 @@ scmp_arg_cmp to_cmp(const ArgCheck& a) {
 
 }  // namespace
 
-Result<sys::Fd> compile_seccomp(const std::vector<SeccompRule>& rules) {
+Status compile_seccomp(const std::vector<SeccompRule>& rules, int fd) {
   std::unique_ptr<void, CtxDeleter> ctx(seccomp_init(SCMP_ACT_ALLOW));
   if (!ctx) return fail("seccomp_init", ENOMEM);
   auto* c = static_cast<scmp_filter_ctx>(ctx.get());
@@ -52,16 +52,15 @@ Result<sys::Fd> compile_seccomp(const std::vector<SeccompRule>& rules) {
                                 static_cast<unsigned>(cmps.size()), cmps.empty() ? nullptr : cmps.data());
     if (rc != 0) return fail("adding the rule for " + r.syscall, rc);
   }
-  sys::Fd fd(::memfd_create("wavebox-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING));
-  if (!fd.valid()) return fail("memfd_create", errno);
-  rc = seccomp_export_bpf(c, fd.get());
+  if (::ftruncate(fd, 0) != 0) return fail("ftruncate", errno);
+  ::lseek(fd, 0, SEEK_SET);
+  rc = seccomp_export_bpf(c, fd);
   if (rc != 0) return fail("exporting the BPF program", rc);
-  ::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
-  ::lseek(fd.get(), 0, SEEK_SET);
-  return fd;
+  ::lseek(fd, 0, SEEK_SET);
+  return ok_status();
 }
 
-Result<sys::Fd> compile_observer() {
+Status compile_observer(int fd) {
   std::unique_ptr<void, CtxDeleter> ctx(seccomp_init(SCMP_ACT_ALLOW));
   if (!ctx) return fail("seccomp_init", ENOMEM);
   auto* c = static_cast<scmp_filter_ctx>(ctx.get());
@@ -85,12 +84,12 @@ Result<sys::Fd> compile_observer() {
                         "chdir", "fchdir"}) {
     WB_TRY(add(s, {}));
   }
-  sys::Fd fd(::memfd_create("wavebox-observer", MFD_CLOEXEC));
-  if (!fd.valid()) return fail("memfd_create", errno);
-  int rc = seccomp_export_bpf(c, fd.get());
+  if (::ftruncate(fd, 0) != 0) return fail("ftruncate", errno);
+  ::lseek(fd, 0, SEEK_SET);
+  int rc = seccomp_export_bpf(c, fd);
   if (rc != 0) return fail("exporting the observer program", rc);
-  ::lseek(fd.get(), 0, SEEK_SET);
-  return fd;
+  ::lseek(fd, 0, SEEK_SET);
+  return ok_status();
 }
 
 }  // namespace wb::lnx

@@ -7,12 +7,13 @@
 
 namespace wb::lnx {
 
-// Native architecture only: any other (i386 via int 0x80, x32) kills the process.
-Result<sys::Fd> compile_seccomp(const std::vector<SeccompRule>& rules);
+// Writes the BPF program into fd. Native architecture only: any other (i386 via int 0x80, x32)
+// kills the process.
+Status compile_seccomp(const std::vector<SeccompRule>& rules, int fd);
 
 // The observer filter (installed by wavebox-shim inside the sandbox): user notification for
 // write intent (open flags tested in BPF, so plain reads never trap), path-changing calls and
-// connect(). Returns the BPF program in a memfd.
-Result<sys::Fd> compile_observer();
+// connect(), chdir. Writes the BPF program into fd.
+Status compile_observer(int fd);
 
 }  // namespace wb::lnx

@@ -4,9 +4,9 @@
  *   wavebox-shim keeper PARENT_PID UID GID SOCK_FD ERR_FD BWRAP [ARG...]
  *     Dies with wavebox (parent-death signal armed, then the parent checked). Creates the
  *     sandbox's user + network + pid namespace, raises lo, binds the proxy's listeners
- *     (127.0.0.1:3128, 127.0.0.1:1080) and sends them with the reaper's pid over SOCK_FD. Starts
- *     the reaper and passes its exit status on. A failing step is reported on ERR_FD as
- *     {step, errno}.
+ *     (127.0.0.1:3128, 127.0.0.1:1080) and sends them over SOCK_FD; waits there for wavebox's
+ *     go (it plans meanwhile), starts the reaper, sends its pid, and passes its exit status on.
+ *     A failing step is reported on ERR_FD as {step, errno}.
  *   (reaper, forked by the keeper): pid 1 of that pid namespace, armed likewise; starts bwrap
  *     and reaps. When it dies, the kernel ends every process of the namespace and below.
  *   wavebox-shim BPF_FD SOCK_FD LIMITS COMMAND [ARG...]
@@ -143,6 +143,20 @@ static int keeper(int argc, char** argv) {
   int lh = listener(kHttpPort), ls = listener(kSocksPort);
   if (lh < 0 || ls < 0) fail_step(errfd, 4);
 
+  /* The listeners go out first: wavebox serves them and plans the sandbox meanwhile. */
+  int fds[2] = {lh, ls};
+  char hello = 'L';
+  if (send_fds(sock, fds, 2, &hello, 1) != 0) fail_step(errfd, 5);
+  close(lh);
+  close(ls);
+  /* Then wavebox says go (its plan, filter and argument list are written), or closes: stop. */
+  char go = 0;
+  ssize_t r;
+  do {
+    r = read(sock, &go, 1);
+  } while (r < 0 && errno == EINTR);
+  if (r != 1 || go != 'G') _exit(127);
+
   /* A pipe tells the reaper whether the keeper still lives (getppid() is 0 across a pid
    * namespace boundary). */
   int alive[2];
@@ -151,8 +165,6 @@ static int keeper(int argc, char** argv) {
   if (reaper < 0) fail_step(errfd, 7);
   if (reaper == 0) {
     close(alive[1]);
-    close(lh);
-    close(ls);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) _exit(127);
     struct pollfd pf = {alive[0], POLLIN, 0};
     if (poll(&pf, 1, 0) > 0) _exit(127); /* EOF: the keeper is already gone */
@@ -175,14 +187,7 @@ static int keeper(int argc, char** argv) {
     _exit(reap_until(bw));
   }
   close(alive[0]);
-  int fds[2] = {lh, ls};
-  struct {
-    char byte;
-    pid_t reaper;
-  } hello = {'L', reaper};
-  if (send_fds(sock, fds, 2, &hello, sizeof hello) != 0) fail_step(errfd, 5);
-  close(lh);
-  close(ls);
+  if (write(sock, &reaper, sizeof reaper) != (ssize_t)sizeof reaper) fail_step(errfd, 5);
   close(sock);
   close(errfd);
   int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
