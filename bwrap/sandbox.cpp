@@ -201,9 +201,13 @@ std::string shim_path() {
   return ::access(shim.c_str(), X_OK) == 0 ? shim : std::string();
 }
 
-bool stderr_is_pipe() {
-  struct stat st;
-  return ::fstat(2, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+// stderr can be relayed (to recognise refused reads) without changing what the caller sees only
+// when it is a pipe of its own: a terminal stays a terminal, and when stdout is the very same
+// pipe (2>&1) relaying could reorder stderr against stdout.
+bool stderr_relayable() {
+  struct stat err, out;
+  if (::fstat(2, &err) != 0 || !(S_ISFIFO(err.st_mode) || S_ISSOCK(err.st_mode))) return false;
+  return !(::fstat(1, &out) == 0 && out.st_dev == err.st_dev && out.st_ino == err.st_ino);
 }
 
 // Paths in an error line ("cat: /home/u/.ssh/id_rsa: Permission denied") that lie under a read
@@ -287,7 +291,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   Observer observer([&plan](const std::string& path) { return write_allowed(plan, path); }, sink);
   req.observer = &observer;
   outcome.observed_writes = true;
-  if (stderr_is_pipe()) {
+  if (stderr_relayable()) {
     outcome.relayed_stderr = true;
     req.stderr_line = [&](const std::string& line) {
       ViolationLog found;

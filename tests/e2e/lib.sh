@@ -18,10 +18,21 @@ check() {  # check "description" command...
   if "$@"; then pass "$what"; else fail "$what"; fi
 }
 assert_not_reached() { fail "$*"; }
-# Runs wavebox in the workspace; stdout+stderr in $OUT, status in $RC.
+# Runs wavebox in the workspace; stdout then stderr in $OUT, status in $RC. stderr is a pipe of
+# its own (as an agent host would give), so wavebox may relay it.
 wb() {
-  OUT=$(cd "$WS" && "$WAVEBOX" "$@" 2>&1)
+  local errf="$SCRATCH/.stderr"
+  : > "$errf"
+  exec 9> >(cat > "$errf")
+  local catpid=$!
+  OUT=$(cd "$WS" && "$WAVEBOX" "$@" 2>&9)
   RC=$?
+  exec 9>&-
+  wait "$catpid" 2>/dev/null
+  local err
+  err=$(cat "$errf" 2>/dev/null)
+  if [ -n "$err" ]; then OUT="${OUT:+$OUT$'\n'}$err"; fi
+  rm -f "$errf"
 }
 # A listing of every path below a directory, to prove a run created nothing there.
 snapshot() { (cd "$1" && find . -mindepth 1 -printf '%p %y %s\n' 2>/dev/null | sort); }

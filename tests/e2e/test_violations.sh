@@ -41,6 +41,11 @@ check "report lists the violation" grep -q "deny file-write $out1" "$SCRATCH/rep
 wb run -- sh -c 'for i in $(seq 1 80); do echo > /etc/wb-many-$i; done 2>/dev/null; true'
 check "the block is capped with a count" grep -qE '^\.\.\. [0-9]+ more$' <<<"$OUT"
 
+# stderr and stdout on one pipe (2>&1): wavebox does not relay (it could reorder them), so the
+# interleaving is exactly the command's.
+OUT=$(cd "$WS" && "$WAVEBOX" run -- sh -c 'for i in 1 2 3 4 5; do echo out$i; echo err$i >&2; done' 2>&1)
+check "with 2>&1 the order of stdout and stderr lines is kept" [ "$OUT" = "$(printf 'out1\nerr1\nout2\nerr2\nout3\nerr3\nout4\nerr4\nout5\nerr5')" ]
+
 # A path with a newline cannot forge a line of the block.
 wb run -- sh -c 'echo > "/etc/evil
 deny file-write /fake" 2>/dev/null; true'
