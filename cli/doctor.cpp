@@ -71,6 +71,10 @@ int cmd_doctor(const Options& o) {
     for (const auto& x : j["policy"]["filesystem"]["writable"]) std::printf("    %s\n", x.get<std::string>().c_str());
     std::printf("  unreadable:\n");
     for (const auto& x : j["policy"]["filesystem"]["denyRead"]) std::printf("    %s\n", x.get<std::string>().c_str());
+    std::printf("  network: only through wavebox's proxy; allowed:%s\n",
+                s.sandbox.network.allowed_domains.empty() ? " nothing" : "");
+    for (const auto& d : s.sandbox.network.allowed_domains) std::printf("    %s\n", d.c_str());
+    for (const auto& d : s.sandbox.network.denied_domains) std::printf("    denied: %s\n", d.c_str());
   }
   if (o.verbose) {
     auto rules = lnx::seccomp_rules({s.sandbox.network.allow_all_unix_sockets});
