@@ -12,6 +12,9 @@ LAB_ROOT="$SCRATCH/www"
 
 lab_up() {
   command -v ip >/dev/null && [ "$(id -u)" -eq 0 ] || return 1
+  # Leftovers of an earlier run that died with the same pid.
+  ip netns del "$LAB_CL" 2>/dev/null; ip netns del "$LAB_UP" 2>/dev/null
+  ip link del "veth$LAB_ID" 2>/dev/null
   ip netns add "$LAB_CL" && ip netns add "$LAB_UP" || return 1
   ip link add "veth$LAB_ID" type veth peer name "vup$LAB_ID" || return 1
   ip link set "veth$LAB_ID" netns "$LAB_CL"
