@@ -101,6 +101,17 @@ static int send_fds(int sock, const int* fds, int n, const void* data, size_t le
   return r == (ssize_t)len ? 0 : -1;
 }
 
+/* The command's stdout and stderr are only bwrap's business: the keeper and the reaper holding
+ * them would delay their end of file until this namespace is torn down. */
+static void let_go_of_output(void) {
+  int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (null >= 0) {
+    dup2(null, 1);
+    dup2(null, 2);
+    close(null);
+  }
+}
+
 /* Waits for `child` while reaping anything else; returns the status to pass on. */
 static int reap_until(pid_t child) {
   for (;;) {
@@ -176,26 +187,14 @@ static int keeper(int argc, char** argv) {
     }
     close(errfd);
     close(sock);
-    /* The command's stderr is only bwrap's business: holding it would delay its end of file
-     * until this namespace is torn down. */
-    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (null >= 0) {
-      dup2(null, 1);
-      dup2(null, 2);
-      close(null);
-    }
+    let_go_of_output();
     _exit(reap_until(bw));
   }
   close(alive[0]);
   if (write(sock, &reaper, sizeof reaper) != (ssize_t)sizeof reaper) fail_step(errfd, 5);
   close(sock);
   close(errfd);
-  int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-  if (null >= 0) {
-    dup2(null, 1);
-    dup2(null, 2);
-    close(null);
-  }
+  let_go_of_output();
   for (;;) {
     int st;
     pid_t p = waitpid(reaper, &st, 0);

@@ -144,6 +144,7 @@ struct Proxy::Impl {
   void on_event(Conn& c, bool upstream, std::uint32_t ev);
   void refuse(Conn& c, const std::string& reason, const std::string& rule);
   void start_resolve(Conn& c);
+  void decide_then_resolve(Conn& c);
   void on_resolved(Resolved r);
   void try_connect(Conn& c);
   void connected(Conn& c);
@@ -393,12 +394,7 @@ void Proxy::Impl::on_head(Conn& c) {
   std::string rest = c.in.substr(p.req.header_bytes);
   c.in.clear();
   c.prefix = c.connect_method ? rest : upstream_head(p.req) + rest;
-  NetDecision d = decide_host(cfg.policy, c.host, c.port);
-  if (!d.allow) {
-    refuse(c, d.reason, d.rule);
-    return;
-  }
-  start_resolve(c);
+  decide_then_resolve(c);
 }
 
 void Proxy::Impl::on_socks(Conn& c) {
@@ -431,6 +427,11 @@ void Proxy::Impl::on_socks(Conn& c) {
   c.port = r.port;
   c.prefix = c.in.substr(r.consumed);
   c.in.clear();
+  decide_then_resolve(c);
+}
+
+// The allowlist first (deny list, allow list, default deny); only an allowed name is resolved.
+void Proxy::Impl::decide_then_resolve(Conn& c) {
   NetDecision d = decide_host(cfg.policy, c.host, c.port);
   if (!d.allow) {
     refuse(c, d.reason, d.rule);
