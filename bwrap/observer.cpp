@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <fmt/format.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
@@ -207,7 +208,16 @@ void Observer::handle_one() {
   auto* resp = static_cast<struct seccomp_notif_resp*>(resp_);
   std::memset(req, 0, req_size_);
   if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_RECV, req) != 0) {
-    if (errno == ENOENT || errno == EINTR) return;  // the caller went away meanwhile, or stop()
+    if (errno == EINTR) return;  // stop()
+    if (errno == ENOENT) {
+      ++empty_receives_;
+      // The caller went away meanwhile; or every task under the filter has ended, and then the
+      // receive fails at once, every time (a busy loop that would slow the sandbox's teardown):
+      // the listener then reports a hang-up, and there is nothing more to observe.
+      struct pollfd pf = {listener_.get(), POLLIN, 0};
+      if (::poll(&pf, 1, 0) > 0 && (pf.revents & POLLHUP)) stopping_ = true;
+      return;
+    }
     stopping_ = true;
     return;
   }

@@ -38,6 +38,8 @@ class Observer {
   // Stops the thread (after the sandbox is gone). Idempotent.
   void stop();
   size_t handled() const { return handled_; }
+  // Receives that found nothing (a caller gone meanwhile, or the end): a handful per run.
+  size_t empty_receives() const { return empty_receives_; }
   // Paths named ".git" that the command created or renamed into place (mkdir, rename, link,
   // symlink, open with O_CREAT): new repositories, without rescanning the workspace.
   std::vector<std::string> created_git() const;
@@ -59,6 +61,7 @@ class Observer {
   void* resp_ = nullptr;
   size_t req_size_ = 0, resp_size_ = 0;
   std::atomic<size_t> handled_{0};
+  std::atomic<size_t> empty_receives_{0};
   mutable std::mutex created_mu_;
   std::vector<std::string> created_git_;
   long long busy_ns_ = 0;

@@ -334,8 +334,10 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   stubs.release_all();
   warn_new_repositories(p, run.state.scan, outcome.observed_writes ? &observer : nullptr);
   warn_appeared(missing);
-  log::info(fmt::format("sandbox ran {:.2f} ms ({} notifications, {:.1f} ms handling them); cleanup {:.2f} ms",
-                        t2 - t1, observer.handled(), observer.busy_ns() / 1e6, now_ms() - t2));
+  log::info(fmt::format("sandbox ran {:.2f} ms ({} notifications, {:.1f} ms handling them, {} empty receives); "
+                        "cleanup {:.2f} ms",
+                        t2 - t1, observer.handled(), observer.busy_ns() / 1e6, observer.empty_receives(),
+                        now_ms() - t2));
   if (!result.ok()) return result.error();
   outcome.exit_code = *result;
   outcome.violations = violations.items();
