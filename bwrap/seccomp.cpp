@@ -80,10 +80,13 @@ Status compile_observer(int fd) {
   }
   for (const char* s : {"openat2", "creat", "mkdir", "mkdirat", "rmdir", "unlink", "unlinkat", "rename",
                         "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat", "chmod", "fchmodat",
-                        "chown", "lchown", "fchownat", "truncate", "mknod", "mknodat", "utimensat", "connect",
+                        "chown", "lchown", "fchownat", "truncate", "mknod", "mknodat", "connect",
                         "chdir", "fchdir"}) {
     WB_TRY(add(s, {}));
   }
+  // utimensat with a NULL path is futimens(2) on a descriptor (tar does it for every file it
+  // writes): no path to report, so it does not trap.
+  WB_TRY(add("utimensat", {SCMP_CMP64(1, SCMP_CMP_NE, 0)}));
   if (::ftruncate(fd, 0) != 0) return fail("ftruncate", errno);
   ::lseek(fd, 0, SEEK_SET);
   int rc = seccomp_export_bpf(c, fd);

@@ -23,6 +23,15 @@ check "ln outside is listed" grep -qx "deny file-write $d.lnk" <<<"$OUT"
 check "rm of the same path is listed once (deduplicated)" [ "$(grep -c 'deny file-write /etc/hostname$' <<<"$OUT")" -eq 1 ]
 check "the command's status passes through with a block" [ "$RC" -eq 0 ]
 
+# Timestamps: utimensat on a path outside is listed; on a descriptor (futimens, what tar does
+# for each file) there is no path and no trap, so writing in the workspace costs nothing.
+wb run -- python3 -c 'import os
+try: os.utime("/etc/hostname")
+except OSError: pass
+fd = os.open("t.txt", os.O_WRONLY | os.O_CREAT); os.utime(fd); os.close(fd); os.unlink("t.txt")'
+check "utimensat on a path outside is listed" grep -qx "deny file-write /etc/hostname" <<<"$OUT"
+check "futimens in the workspace is not" bash -c '! grep -q "t.txt" <<<"$0"' "$OUT"
+
 wb run -- sh -c 'echo out-line; echo err-line >&2; echo inside > ok.txt'
 check "a clean command prints no block" bash -c '! grep -q sandbox_violations <<<"$0"' "$OUT"
 check "its output is unchanged" [ "$OUT" = "$(printf 'out-line\nerr-line')" ]
