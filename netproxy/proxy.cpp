@@ -32,6 +32,7 @@ namespace {
 using sys::Fd;
 
 constexpr std::uint64_t kListenHttp = 1, kListenSocks = 2, kStopId = 3, kResolverId = 4, kFirstConn = 16;
+constexpr std::uint32_t kAllEvents = ~std::uint32_t{0};
 
 double now_s() {
   struct timespec ts;
@@ -53,6 +54,10 @@ struct Dir {
   Fd pr, pw;
   size_t cap = 65536;  // the pipe's capacity
   size_t in_pipe = 0;
+  // The pipe refused more although it holds less than its capacity in bytes (socket data
+  // arrives in pieces; the pipe counts slots): the source is not read again until some of it
+  // has gone out, or a slow reader would make us spin on a readable source.
+  bool pipe_full = false;
   bool src_eof = false, dst_shut = false;
   std::string pre;
 };
@@ -73,6 +78,7 @@ struct Conn {
   std::string reply;  // kClosing: what the client gets before we close
   double deadline = 0;
   std::uint32_t client_mask = 0, upstream_mask = 0;
+  bool client_added = false, upstream_added = false;  // in the epoll set (perhaps with no events)
 };
 
 constexpr size_t kPipeCap = 65536;
@@ -149,8 +155,9 @@ struct Proxy::Impl {
   void try_connect(Conn& c);
   void connected(Conn& c);
   void fail(Conn& c, const std::string& http, int socks_code);
-  void pump(Conn& c);
-  bool move(Dir& d, int src, int dst);
+  // ev: the epoll events of one side (upstream or client); kAll: try everything.
+  void pump(Conn& c, bool upstream = false, std::uint32_t ev = kAllEvents);
+  bool move(Dir& d, int src, int dst, bool src_ready, bool dst_ready);
   void update(Conn& c);
   void close_conn(std::uint64_t id);
   void on_head(Conn& c);
@@ -333,29 +340,30 @@ void Proxy::Impl::update(Conn& c) {
     case St::kResolving: break;
     case St::kConnecting: um = EPOLLOUT; break;
     case St::kRelay:
-      if (!c.c2u.src_eof && c.c2u.in_pipe < c.c2u.cap) cm |= EPOLLIN;
+      if (!c.c2u.src_eof && c.c2u.in_pipe < c.c2u.cap && !c.c2u.pipe_full) cm |= EPOLLIN;
       if (c.u2c.in_pipe > 0 || !c.u2c.pre.empty()) cm |= EPOLLOUT;
-      if (!c.u2c.src_eof && c.u2c.in_pipe < c.u2c.cap) um |= EPOLLIN;
+      if (!c.u2c.src_eof && c.u2c.in_pipe < c.u2c.cap && !c.u2c.pipe_full) um |= EPOLLIN;
       if (c.c2u.in_pipe > 0 || !c.c2u.pre.empty()) um |= EPOLLOUT;
       break;
     case St::kClosing:
       if (!c.reply.empty()) cm |= EPOLLOUT;
       break;
   }
-  auto set = [&](Fd& fd, std::uint32_t& cur, std::uint32_t want, bool up) {
-    if (!fd.valid() || cur == want) return;
+  auto set = [&](Fd& fd, std::uint32_t& cur, bool& added, std::uint32_t want, bool up) {
+    if (!fd.valid() || (cur == want && (added || want == 0))) return;
     epoll_event ev{};
     ev.events = want;
     ev.data.u64 = (c.id << 1) | (up ? 1 : 0);
-    if (cur == 0 && want != 0) {
+    if (!added) {
       if (::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, fd.get(), &ev) != 0) ::epoll_ctl(epoll.get(), EPOLL_CTL_MOD, fd.get(), &ev);
+      added = true;
     } else {
       ::epoll_ctl(epoll.get(), EPOLL_CTL_MOD, fd.get(), &ev);
     }
     cur = want;
   };
-  set(c.client, c.client_mask, cm, false);
-  set(c.upstream, c.upstream_mask, um, true);
+  set(c.client, c.client_mask, c.client_added, cm, false);
+  set(c.upstream, c.upstream_mask, c.upstream_added, um, true);
 }
 
 void Proxy::Impl::close_conn(std::uint64_t id) { conns.erase(id); }
@@ -377,6 +385,7 @@ void Proxy::Impl::fail(Conn& c, const std::string& http, int socks_code) {
   c.st = St::kClosing;
   c.upstream.reset();
   c.upstream_mask = 0;
+  c.upstream_added = false;
   c.deadline = now_s() + 5;
   update(c);
 }
@@ -503,6 +512,7 @@ void Proxy::Impl::try_connect(Conn& c) {
     if (rc == 0 || errno == EINPROGRESS) {
       c.upstream = std::move(fd);
       c.upstream_mask = 0;
+      c.upstream_added = false;
       c.st = St::kConnecting;
       update(c);
       return;
@@ -546,8 +556,7 @@ void Proxy::Impl::connected(Conn& c) {
 // Moves what it can in one direction; false on a hard error. A short read means the source is
 // drained and a short write that the destination is full: neither is tried again until epoll
 // says so (most EAGAIN round trips saved on a bulk transfer).
-bool Proxy::Impl::move(Dir& d, int src, int dst) {
-  bool src_ready = true, dst_ready = true;
+bool Proxy::Impl::move(Dir& d, int src, int dst, bool src_ready, bool dst_ready) {
   for (;;) {
     bool progress = false;
     if (!d.pre.empty()) {
@@ -563,7 +572,7 @@ bool Proxy::Impl::move(Dir& d, int src, int dst) {
         dst_ready = false;
       }
     } else {
-      if (src_ready && !d.src_eof && d.in_pipe < d.cap) {
+      if (src_ready && !d.src_eof && d.in_pipe < d.cap && !d.pipe_full) {
         size_t want = d.cap - d.in_pipe;
         ssize_t n = ::splice(src, nullptr, d.pw.get(), nullptr, want, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
         if (n > 0) {
@@ -575,6 +584,7 @@ bool Proxy::Impl::move(Dir& d, int src, int dst) {
           d.src_eof = true;
         } else if (errno == EAGAIN || errno == EINTR) {
           src_ready = false;
+          if (errno == EAGAIN && d.in_pipe > 0) d.pipe_full = true;
         } else {
           d.src_eof = true;  // reset by peer: treat as end of this direction
         }
@@ -583,6 +593,7 @@ bool Proxy::Impl::move(Dir& d, int src, int dst) {
         ssize_t n = ::splice(d.pr.get(), nullptr, dst, nullptr, d.in_pipe, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
         if (n > 0) {
           d.in_pipe -= static_cast<size_t>(n);
+          d.pipe_full = false;
           progress = true;
           if (d.in_pipe > 0) dst_ready = false;
         } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
@@ -601,9 +612,18 @@ bool Proxy::Impl::move(Dir& d, int src, int dst) {
   return true;
 }
 
-void Proxy::Impl::pump(Conn& c) {
-  bool ok1 = move(c.c2u, c.client.get(), c.upstream.get());
-  bool ok2 = move(c.u2c, c.upstream.get(), c.client.get());
+void Proxy::Impl::pump(Conn& c, bool upstream, std::uint32_t ev) {
+  // Only the directions this event concerns: the source that became readable (then its
+  // destination is tried at once, it usually has room), or the destination that became
+  // writable. Level-triggered epoll reports the other side in its own event; trying every
+  // direction on every event made four of five splice calls fail with EAGAIN on a download.
+  const bool in = ev & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP);
+  const bool out = ev & (EPOLLOUT | EPOLLHUP | EPOLLERR);
+  const bool all = ev == kAllEvents;
+  bool c2u_src = all || (!upstream && in), c2u_dst = all || (upstream && out) || c2u_src;
+  bool u2c_src = all || (upstream && in), u2c_dst = all || (!upstream && out) || u2c_src;
+  bool ok1 = move(c.c2u, c.client.get(), c.upstream.get(), c2u_src, c2u_dst);
+  bool ok2 = move(c.u2c, c.upstream.get(), c.client.get(), u2c_src, u2c_dst);
   if (!ok1 || !ok2 || (c.c2u.dst_shut && c.u2c.dst_shut)) {
     close_conn(c.id);
     return;
@@ -642,6 +662,7 @@ void Proxy::Impl::on_event(Conn& c, bool upstream, std::uint32_t ev) {
         ::epoll_ctl(epoll.get(), EPOLL_CTL_DEL, c.upstream.get(), nullptr);
         c.upstream.reset();
         c.upstream_mask = 0;
+        c.upstream_added = false;
         try_connect(c);
         return;
       }
@@ -650,7 +671,7 @@ void Proxy::Impl::on_event(Conn& c, bool upstream, std::uint32_t ev) {
       return;
     }
     case St::kRelay:
-      pump(c);
+      pump(c, upstream, ev);
       return;
     case St::kClosing: {
       if (!c.reply.empty()) {
