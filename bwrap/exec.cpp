@@ -147,7 +147,12 @@ Result<int> exec_bwrap(const ExecRequest& req) {
 
   std::vector<std::string> argv = {req.bwrap, "--args", std::to_string(kArgsFd), "--"};
   if (observe) {
-    argv.insert(argv.end(), {req.shim, std::to_string(kObserverBpfFd), std::to_string(kObserverSockFd), req.limits});
+    // The mount list is written while the namespace is made; when it is empty, bwrap loads the
+    // filter and the shim only checks that one is loaded.
+    bool shim_mounts = req.shim_mounts_fd >= 0 && req.seccomp_fd >= 0;
+    argv.insert(argv.end(), {req.shim, std::to_string(kObserverBpfFd), std::to_string(kObserverSockFd), req.limits,
+                             shim_mounts ? std::to_string(kShimMountsFd) : "-1",
+                             shim_mounts ? std::to_string(kSeccompFd) : "-1"});
   }
   argv.insert(argv.end(), req.command.begin(), req.command.end());
   std::vector<std::pair<int, int>> dups = {{req.args_fd, kArgsFd}, {status_wr.get(), kStatusFd}};
@@ -155,6 +160,7 @@ Result<int> exec_bwrap(const ExecRequest& req) {
   if (observe) {
     dups.emplace_back(req.observer_bpf_fd, kObserverBpfFd);
     dups.emplace_back(obs_sock.get(), kObserverSockFd);
+    if (req.shim_mounts_fd >= 0) dups.emplace_back(req.shim_mounts_fd, kShimMountsFd);
   }
   if (err_wr.valid()) dups.emplace_back(err_wr.get(), 2);
 
@@ -163,7 +169,7 @@ Result<int> exec_bwrap(const ExecRequest& req) {
     ::sigprocmask(SIG_SETMASK, &old, nullptr);
     return e;
   };
-  auto child = spawn_in_netns(req.shim, argv, req.env, dups, kObserverSockFd + 1);
+  auto child = spawn_in_netns(req.shim, argv, req.env, dups, kShimMountsFd + 1);
   if (!child.ok()) return fail(child.error());
   log::timing("keeper started");
   pid_t pid = child->pid;
@@ -186,6 +192,7 @@ Result<int> exec_bwrap(const ExecRequest& req) {
   ::lseek(req.args_fd, 0, SEEK_SET);
   if (req.seccomp_fd >= 0) ::lseek(req.seccomp_fd, 0, SEEK_SET);
   if (observe) ::lseek(req.observer_bpf_fd, 0, SEEK_SET);
+  if (req.shim_mounts_fd >= 0) ::lseek(req.shim_mounts_fd, 0, SEEK_SET);
   if (auto st = start_in_netns(*child); !st) return abort_child(st.error());
   pid_t reaper_pid = child->reaper_pid;  // pid 1 of the sandbox's outer pid namespace
   status_wr.reset();

@@ -27,6 +27,9 @@ struct ExecRequest {
   std::string shim;
   std::string limits = "0:0:0";  // CPU seconds : processes : memory MB for the command (0 = none)
   int observer_bpf_fd = -1;
+  // fd 8: the read-only mounts the shim places (render_shim_mounts), filled in `prepare`; when
+  // the list is not empty the shim also loads the filter of seccomp_fd (bwrap is not given it).
+  int shim_mounts_fd = -1;
   Observer* observer = nullptr;
   // bwrap runs inside a fresh network namespace (bwrap/netns.hpp); on_listeners receives the
   // proxy's listening sockets before the command can connect, and must start serving them.
@@ -43,6 +46,7 @@ constexpr int kStatusFd = 4;
 constexpr int kSeccompFd = 5;
 constexpr int kObserverBpfFd = 6;
 constexpr int kObserverSockFd = 7;
+constexpr int kShimMountsFd = 8;
 
 // A new memory file (close-on-exec), for ExecRequest's fds.
 Result<sys::Fd> new_memfd(const char* name);

@@ -247,6 +247,46 @@ bool read_masked(const Plan& plan, const std::string& path) {
   return masked;
 }
 
+MountSplit split_mounts(const Plan& plan) {
+  MountSplit split;
+  const auto& ops = plan.mounts;
+  auto is_mask = [](const MountOp& o) { return o.kind == MountKind::kMaskDir || o.kind == MountKind::kMaskFile; };
+  auto is_writable = [](const MountOp& o) {
+    return o.kind == MountKind::kRwBind || o.kind == MountKind::kPin || (o.kind == MountKind::kCarve && o.writable);
+  };
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const MountOp& op = ops[i];
+    bool ok = op.kind == MountKind::kRoBind || op.kind == MountKind::kMaskFile ||
+              (op.kind == MountKind::kCarve && !op.writable) || (op.kind == MountKind::kMaskDir && !op.has_inner);
+    for (size_t j = 0; ok && j < ops.size(); ++j) {
+      if (j == i) continue;
+      const MountOp& o = ops[j];
+      if (is_mask(o) && paths::is_within(op.path, o.path)) ok = false;
+      if (j < i && is_writable(o) && o.path != op.path && paths::is_within(o.path, op.path)) ok = false;
+    }
+    (ok ? split.shim : split.bwrap).push_back(op);
+  }
+  return split;
+}
+
+std::string render_shim_mounts(const std::vector<MountOp>& ops, const LinuxFacts& facts) {
+  std::string out;
+  auto record = [&](const char* kind, const std::string& src, const std::string& dst) {
+    for (const std::string& f : {std::string(kind), src, dst}) {
+      out += f;
+      out += '\0';
+    }
+  };
+  for (const auto& op : ops) {
+    switch (op.kind) {
+      case MountKind::kMaskFile: record("ro", facts.placeholder_file, op.path); break;
+      case MountKind::kMaskDir: record("tmpfs", op.path, op.path); break;
+      default: record("ro", op.path, op.path); break;
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> render_args(const Plan& plan, const LinuxFacts& facts, const RunSpec& run) {
   std::vector<std::string> a = {
       // CVE-2017-5226: without a new session the command could push input into our terminal.
@@ -256,10 +296,14 @@ std::vector<std::string> render_args(const Plan& plan, const LinuxFacts& facts, 
   if (!run.share_net) a.push_back("--unshare-net");
   bool v08 = facts.bwrap_version[0] > 0 || facts.bwrap_version[1] >= 8;
   if (v08) a.push_back("--disable-userns");
-  a.insert(a.end(), {"--cap-drop", "ALL", plan.filesystem_open ? "--bind" : "--ro-bind", "/", "/", "--dev", "/dev",
-                     "--proc", "/proc", "--perms", "1777", "--tmpfs", "/dev/shm"});
+  a.insert(a.end(), {"--cap-drop", "ALL"});
+  // Only for the shim's mounts: it drops both (bounding set included) before the command.
+  if (run.shim_mounts) a.insert(a.end(), {"--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP"});
+  a.insert(a.end(), {plan.filesystem_open ? "--bind" : "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                     "--perms", "1777", "--tmpfs", "/dev/shm"});
   std::vector<std::string> remount;
-  for (const auto& op : plan.mounts) {
+  std::vector<MountOp> bwrap_ops = run.shim_mounts ? split_mounts(plan).bwrap : plan.mounts;
+  for (const auto& op : bwrap_ops) {
     switch (op.kind) {
       case MountKind::kRwBind:
       case MountKind::kPin:
@@ -281,7 +325,7 @@ std::vector<std::string> render_args(const Plan& plan, const LinuxFacts& facts, 
     }
   }
   for (const auto& r : remount) a.insert(a.end(), {"--remount-ro", r});
-  if (run.seccomp_fd >= 0) a.insert(a.end(), {"--seccomp", std::to_string(run.seccomp_fd)});
+  if (run.seccomp_fd >= 0 && !run.shim_mounts) a.insert(a.end(), {"--seccomp", std::to_string(run.seccomp_fd)});
   // wavebox-shim is pid 1 and reaps: it arms its parent-death signal before anything runs,
   // which bwrap's own init only does after starting the command.
   if (run.shim_is_init) a.push_back("--as-pid-1");

@@ -3,12 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <malloc.h>
 
 #include <map>
 #include <mutex>
 #include <set>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include <time.h>
 
@@ -229,6 +232,18 @@ void scan_for_denied_reads(const std::string& line, const Plan& plan, const std:
   }
 }
 
+// Whether the kernel has the new mount API with mount_setattr (Linux 5.12) the shim's read-only
+// mounts use. WAVEBOX_SHIM_MOUNTS=0 leaves every mount to bwrap (tests run both ways).
+bool shim_mounts_available() {
+  const char* env = std::getenv("WAVEBOX_SHIM_MOUNTS");
+  if (env && std::string(env) == "0") return false;
+  struct utsname u;
+  if (::uname(&u) != 0) return false;
+  int major = 0, minor = 0;
+  if (std::sscanf(u.release, "%d.%d", &major, &minor) != 2) return false;
+  return major > 5 || (major == 5 && minor >= 12);
+}
+
 std::vector<std::string> sandbox_environment(const std::vector<std::string>& base) {
   std::string http_url = fmt::format("http://127.0.0.1:{}", kHttpProxyPort);
   std::string socks_url = fmt::format("socks5h://127.0.0.1:{}", kSocksProxyPort);
@@ -271,10 +286,13 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   sys::Fd args_fd = WB_TRY(new_memfd("wavebox-args"));
   sys::Fd filter_fd = WB_TRY(new_memfd("wavebox-seccomp"));
   sys::Fd observer_fd = WB_TRY(new_memfd("wavebox-observer"));
+  sys::Fd mounts_fd = WB_TRY(new_memfd("wavebox-mounts"));
   req.bwrap = run.bwrap;
   req.args_fd = args_fd.get();
   req.seccomp_fd = filter_fd.get();
   req.observer_bpf_fd = observer_fd.get();
+  req.shim_mounts_fd = mounts_fd.get();
+  const bool mount_api = shim_mounts_available();
   req.command = run.command;
   req.env = sandbox_environment(run.env);
   req.timeout_seconds = run.timeout_seconds;
@@ -312,14 +330,23 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
     stubs.sweep();
     p = WB_TRY(prepare(run, &stubs));
     t1 = now_ms();
-    log::info(fmt::format("prepared in {:.2f} ms: {} mounts, {} stubs", t1 - t0, p.plan.mounts.size(), stubs.held()));
+    log::info(fmt::format("prepared in {:.2f} ms: {} mounts ({} by the shim), {} stubs", t1 - t0, p.plan.mounts.size(),
+                          mount_api ? split_mounts(p.plan).shim.size() : 0, stubs.held()));
     for (const auto& w : p.plan.warnings) log::warn(w);
     log::timing("planned");
     // The filter is part of the sandbox: if it cannot be built, nothing runs (fail closed).
     WB_TRY(compile_seccomp(seccomp_rules({run.allow_unix_sockets}), filter_fd.get()));
     WB_TRY(compile_observer(observer_fd.get()));
-    WB_TRY(write_bwrap_args(args_fd.get(),
-                            render_args(p.plan, p.facts, RunSpec{run.command, run.cwd, run.env, true, kSeccompFd, true})));
+    RunSpec spec{run.command, run.cwd, run.env, true, kSeccompFd, true};
+    auto split = split_mounts(p.plan);
+    spec.shim_mounts = mount_api && !split.shim.empty();
+    if (spec.shim_mounts) {
+      std::string list = render_shim_mounts(split.shim, p.facts);
+      if (::pwrite(mounts_fd.get(), list.data(), list.size(), 0) != static_cast<ssize_t>(list.size())) {
+        return make_error(ErrorKind::kSandboxFailed, "cannot write the shim's mount list");
+      }
+    }
+    WB_TRY(write_bwrap_args(args_fd.get(), render_args(p.plan, p.facts, spec)));
     missing = missing_unstubbed(run.policy, p.facts);
     // The scan cache and probes are done with: give their pages back for the length of the run.
     ::malloc_trim(0);

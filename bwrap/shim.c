@@ -9,21 +9,30 @@
  *     A failing step is reported on ERR_FD as {step, errno}.
  *   (reaper, forked by the keeper): pid 1 of that pid namespace, armed likewise; starts bwrap
  *     and reaps. When it dies, the kernel ends every process of the namespace and below.
- *   wavebox-shim BPF_FD SOCK_FD LIMITS COMMAND [ARG...]
+ *   wavebox-shim BPF_FD SOCK_FD LIMITS MOUNTS_FD FILTER_FD COMMAND [ARG...]
  *     LIMITS is "CPU_SECONDS:PROCESSES:MEMORY_MB" (0 = none), set as RLIMIT_CPU, RLIMIT_NPROC
  *     (counted per user namespace since Linux 5.14, so it bounds the sandbox's own processes)
  *     and RLIMIT_AS on the command.
- *     pid 1 of bwrap's namespace (bwrap --as-pid-1): arms its parent-death signal, installs
- *     the observer filter read from BPF_FD with a user-notification listener, hands the
- *     listener to wavebox over SOCK_FD and waits for its acknowledgement (no answer: wavebox is
- *     gone, nothing runs), then starts the command in a process group of its own and reaps
- *     until it exits, passing its status on. The observer only reports: every notified call is
- *     continued; the mounts and the main filter decide. */
+ *     pid 1 of bwrap's namespace (bwrap --as-pid-1): arms its parent-death signal; when the
+ *     list of MOUNTS_FD (-1: none) is not empty, places the read-only mounts listed there (bwrap/plan.hpp,
+ *     render_shim_mounts) in a mount namespace of its own with the new mount API, checks each
+ *     is read-only, and enters its working directory again so it lies on top of them; drops
+ *     every capability (bounding and ambient sets included) and checks that none is left; after
+ *     placing mounts loads the main seccomp filter of FILTER_FD itself (bwrap was not given
+ *     it), else checks that bwrap loaded one;
+ *     installs the observer filter read from BPF_FD with a user-notification listener, hands
+ *     the listener to wavebox over SOCK_FD and waits for its acknowledgement (no answer:
+ *     wavebox is gone, nothing runs), then starts the command in a process group of its own and
+ *     reaps until it exits, passing its status on. Any failing step exits 125 before the
+ *     command runs. The observer only reports: every notified call is continued; the mounts
+ *     and the main filter decide. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
+#include <linux/mount.h>
 #include <linux/seccomp.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -37,6 +46,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -110,6 +120,167 @@ static void let_go_of_output(void) {
     dup2(null, 2);
     close(null);
   }
+}
+
+/* Reads a whole descriptor into a NUL-terminated buffer (malloc'd); NULL on error. */
+static char* read_all(int fd, size_t* len) {
+  size_t cap = 65536, got = 0;
+  char* buf = malloc(cap + 1);
+  if (!buf) return NULL;
+  for (;;) {
+    if (got == cap) {
+      char* bigger = realloc(buf, cap * 2 + 1);
+      if (!bigger) {
+        free(buf);
+        return NULL;
+      }
+      buf = bigger;
+      cap *= 2;
+    }
+    ssize_t n = read(fd, buf + got, cap - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      free(buf);
+      return NULL;
+    }
+    if (n == 0) break;
+    got += (size_t)n;
+  }
+  buf[got] = 0;
+  *len = got;
+  return buf;
+}
+
+static int fail_at(const char* what, const char* path) {
+  fprintf(stderr, "wavebox: error: placing the read-only mount at %s: %s: %s\n", path, what, strerror(errno));
+  return 125;
+}
+
+/* A read-only bind of src (with what is mounted below it) at dst: a detached copy, read-only
+ * on its top mount (the mounts below keep their own flags, as in bwrap's order), moved there. */
+static int ro_bind(const char* src, const char* dst) {
+  int t = (int)syscall(SYS_open_tree, AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+  if (t < 0) return fail_at("open_tree", dst);
+  struct mount_attr a;
+  memset(&a, 0, sizeof a);
+  a.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+  if (syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH, &a, sizeof a) != 0) return fail_at("mount_setattr", dst);
+  if (syscall(SYS_move_mount, t, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) != 0) return fail_at("move_mount", dst);
+  close(t);
+  return 0;
+}
+
+/* The mounts of MOUNTS_FD, each checked read-only once placed. *placed: whether there were any
+ * (then bwrap was not given the seccomp filter, and we load it). */
+static int place_mounts(int fd, int* placed) {
+  size_t len = 0;
+  char* buf = read_all(fd, &len);
+  close(fd);
+  if (!buf) return die("reading the mount list");
+  *placed = len > 0;
+  if (len == 0) {
+    free(buf);
+    return 0;
+  }
+  if (unshare(CLONE_NEWNS) != 0) return die("a mount namespace for the read-only mounts");
+  char* p = buf;
+  char* end = buf + len;
+  while (p < end) {
+    char* f[3];
+    for (int i = 0; i < 3; ++i) {
+      if (p >= end) {
+        errno = EINVAL;
+        return die("the mount list");
+      }
+      f[i] = p;
+      p += strlen(p) + 1;
+    }
+    if (strcmp(f[0], "ro") == 0) {
+      if (ro_bind(f[1], f[2]) != 0) return 125;
+    } else if (strcmp(f[0], "tmpfs") == 0) {
+      if (syscall(SYS_mount, "tmpfs", f[2], "tmpfs", (unsigned long)(MS_RDONLY | MS_NOSUID | MS_NODEV), "mode=0000") != 0) {
+        return fail_at("mount tmpfs", f[2]);
+      }
+    } else {
+      errno = EINVAL;
+      return die("the mount list");
+    }
+    struct statvfs sv;
+    if (statvfs(f[2], &sv) != 0) return fail_at("statvfs", f[2]);
+    if (!(sv.f_flag & ST_RDONLY)) {
+      errno = EROFS;
+      return fail_at("not read-only after mounting", f[2]);
+    }
+  }
+  free(buf);
+  /* bwrap entered the working directory before these mounts: enter it again, so a directory
+   * that just became read-only is not reached through the mount underneath. */
+  char cwd[4096];
+  if (!getcwd(cwd, sizeof cwd) || chdir(cwd) != 0) return die("re-entering the working directory");
+  return 0;
+}
+
+/* No capability may reach the command: bounding, ambient, permitted, effective, inheritable. */
+static int drop_capabilities(void) {
+  for (int c = 0; c < 64; ++c) {
+    int held = prctl(PR_CAPBSET_READ, c, 0, 0, 0);
+    if (held < 0) break; /* beyond the last capability */
+    if (held == 1 && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0) {
+      return die("dropping the capability bounding set");
+    }
+  }
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
+    return die("clearing the ambient capabilities");
+  }
+  struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct d[2];
+  memset(d, 0, sizeof d);
+  if (syscall(SYS_capset, &h, d) != 0) return die("dropping the capabilities");
+  memset(d, 0xff, sizeof d);
+  if (syscall(SYS_capget, &h, d) != 0) return die("reading the capabilities back");
+  for (int i = 0; i < 2; ++i) {
+    if (d[i].effective || d[i].permitted || d[i].inheritable) {
+      errno = EPERM;
+      return die("a capability is still held");
+    }
+  }
+  for (int c = 0; c < 64; ++c) {
+    int r = prctl(PR_CAPBSET_READ, c, 0, 0, 0);
+    if (r < 0) break;
+    if (r == 1) {
+      errno = EPERM;
+      return die("a capability is still in the bounding set");
+    }
+  }
+  return 0;
+}
+
+/* Whether a seccomp filter already applies to us (bwrap loaded the main filter). */
+static int filter_loaded(void) {
+  int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  size_t len = 0;
+  char* st = read_all(fd, &len);
+  close(fd);
+  int yes = st && strstr(st, "\nSeccomp:\t2\n") != NULL;
+  free(st);
+  return yes;
+}
+
+static int load_filter(int fd, unsigned flags, int* listener) {
+  size_t len = 0;
+  char* buf = read_all(fd, &len);
+  close(fd);
+  if (!buf || len == 0 || len % sizeof(struct sock_filter) != 0 || len / sizeof(struct sock_filter) > 65535) {
+    errno = EINVAL;
+    return -1;
+  }
+  struct sock_fprog prog = {(unsigned short)(len / sizeof(struct sock_filter)), (struct sock_filter*)buf};
+  long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+  free(buf);
+  if (r < 0) return -1;
+  if (listener) *listener = (int)r;
+  return 0;
 }
 
 /* Waits for `child` while reaping anything else; returns the status to pass on. */
@@ -209,27 +380,29 @@ static int observed_init(char** argv) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return die("parent-death signal");
   int bpf_fd = atoi(argv[1]);
   int sock_fd = atoi(argv[2]);
-  static struct sock_filter prog_buf[4096];
-  size_t got = 0;
-  for (;;) {
-    ssize_t n = read(bpf_fd, (char*)prog_buf + got, sizeof prog_buf - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return die("reading the filter");
-    if (n == 0) break;
-    got += (size_t)n;
-    if (got == sizeof prog_buf) break;
-  }
-  close(bpf_fd);
-  if (got == 0 || got % sizeof(struct sock_filter) != 0) {
-    errno = EINVAL;
-    return die("the filter");
-  }
-  struct sock_fprog prog = {(unsigned short)(got / sizeof(struct sock_filter)), prog_buf};
+  int mounts_fd = atoi(argv[4]);
+  int filter_fd = atoi(argv[5]);
+  int placed = 0;
+  if (mounts_fd >= 0 && place_mounts(mounts_fd, &placed) != 0) return 125;
+  if (drop_capabilities() != 0) return 125;
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return die("no_new_privs");
-  int listener_fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
-  if (listener_fd < 0) return die("installing the filter");
+  if (placed) {
+    /* bwrap left the filter to us: its mount calls would have been refused by it. */
+    if (filter_fd < 0 || load_filter(filter_fd, 0, NULL) != 0) return die("loading the seccomp filter");
+  } else {
+    if (filter_fd >= 0) close(filter_fd); /* bwrap was given it */
+  }
+  if (!placed && !filter_loaded()) {
+    errno = EPERM;
+    return die("no seccomp filter is loaded");
+  }
+  int listener_fd = -1;
+  if (load_filter(bpf_fd, SECCOMP_FILTER_FLAG_NEW_LISTENER, &listener_fd) != 0) return die("installing the observer filter");
   char byte = 'L';
-  if (send_fds(sock_fd, &listener_fd, 1, &byte, 1) != 0) return die("handing the listener out");
+  if (send_fds(sock_fd, &listener_fd, 1, &byte, 1) != 0) {
+    if (errno == EPIPE || errno == ECONNRESET) return 125; /* wavebox is gone: nothing to say */
+    return die("handing the listener out");
+  }
   close(listener_fd);
   /* wavebox answers once it holds the listener: proof that it was alive after our signal was
    * armed. EOF instead means it died: then nothing may run. */
@@ -264,9 +437,9 @@ static int observed_init(char** argv) {
       r.rlim_cur = r.rlim_max = mem * 1024 * 1024;
       if (setrlimit(RLIMIT_AS, &r) != 0) _exit(die("RLIMIT_AS"));
     }
-    execvp(argv[4], argv + 4);
+    execvp(argv[6], argv + 6);
     int err = errno;
-    fprintf(stderr, "wavebox: %s: %s\n", argv[4], err == ENOENT ? "command not found" : strerror(err));
+    fprintf(stderr, "wavebox: %s: %s\n", argv[6], err == ENOENT ? "command not found" : strerror(err));
     _exit(err == ENOENT ? 127 : 126);
   }
   /* As init: reap everything; when the command ends, so does the sandbox. */
@@ -275,8 +448,8 @@ static int observed_init(char** argv) {
 
 int main(int argc, char** argv) {
   if (argc >= 2 && strcmp(argv[1], "keeper") == 0) return keeper(argc, argv);
-  if (argc < 5) {
-    fprintf(stderr, "wavebox-shim: usage: wavebox-shim BPF_FD SOCK_FD LIMITS COMMAND [ARG...]\n");
+  if (argc < 7) {
+    fprintf(stderr, "wavebox-shim: usage: wavebox-shim BPF_FD SOCK_FD LIMITS MOUNTS_FD FILTER_FD COMMAND [ARG...]\n");
     return 125;
   }
   return observed_init(argv);

@@ -4,8 +4,21 @@
 . "$(dirname "$0")/lib.sh"
 git -C "$WS" init -q
 
-wb run -- grep CapEff /proc/self/status
-check "CapEff is 0 inside" grep -qE 'CapEff:\s+0+$' <<<"$OUT"
+wb run -- grep -E '^(Cap|Seccomp)' /proc/self/status
+for c in CapInh CapPrm CapEff CapBnd CapAmb; do
+  check "$c is 0 inside" grep -qE "^$c:\s+0+$" <<<"$OUT"
+done
+# The main filter and the observer's, whoever loaded the first (bwrap, or the shim after
+# placing read-only mounts itself).
+if grep -q Seccomp_filters <<<"$OUT"; then
+  check "two seccomp filters apply to the command" grep -qE '^Seccomp_filters:\s+2$' <<<"$OUT"
+fi
+wb run -v -- true
+if [ "${WAVEBOX_SHIM_MOUNTS:-}" = 0 ]; then
+  check "WAVEBOX_SHIM_MOUNTS=0: bwrap places every mount" grep -q '(0 by the shim)' <<<"$OUT"
+elif [ "$(uname -r | awk -F. '{print ($1 > 5 || ($1 == 5 && $2 >= 12))}')" = 1 ]; then
+  check "the shim places the read-only mounts (Linux 5.12+)" grep -qE '\([1-9][0-9]* by the shim\)' <<<"$OUT"
+fi
 wb run -- mount -t tmpfs none /mnt
 check "mount fails" [ "$RC" -ne 0 ]
 wb run -- umount /proc

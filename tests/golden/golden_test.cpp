@@ -114,6 +114,60 @@ TEST_CASE("plan: default workspace with a repository, a nested repository and re
   check_golden("plan_default", render(*plan, f));
 }
 
+TEST_CASE("plan: read-only mounts placed by the shim, the rest by bwrap") {
+  FsPolicy pol = base_policy();
+  LinuxFacts f;
+  f.bwrap_path = "/usr/bin/bwrap";
+  f.bwrap_version[1] = 8;
+  f.placeholder_file = "/tmp/wavebox-1000/unreadable";
+  for (auto p : {"/home/u/proj", "/tmp/wavebox-1000/tmp", "/home/u/proj/.git/hooks",
+                 "/home/u/proj/sub/deep/.git/hooks", "/home/u/.ssh"}) {
+    fact(f, p, PathKind::kDir);
+  }
+  for (auto p : {"/home/u/proj/.wave/settings.json", "/home/u/.bashrc", "/home/u/proj/.git/config",
+                 "/home/u/proj/.git/commondir", "/home/u/.netrc", "/home/u/.ssh/known_hosts"}) {
+    fact(f, p, PathKind::kFile);
+  }
+  fill_missing(pol, f);
+  auto plan = plan_mounts(pol, f);
+  REQUIRE(plan.ok());
+  auto split = split_mounts(*plan);
+  CHECK(split.bwrap.size() + split.shim.size() == plan->mounts.size());
+  // The carve inside the ~/.ssh mask needs the host's view: bwrap keeps the mask and the carve.
+  for (const auto& op : split.shim) CHECK_FALSE(paths::is_within(op.path, "/home/u/.ssh"));
+  RunSpec run{{"sh", "-c", "true"}, "/home/u/proj", {}, false, 5};
+  run.shim_mounts = true;
+  std::string out;
+  for (const auto& a : render_args(*plan, f, run)) out += a + "\n";
+  out += "-- shim mounts (kind, source, target) --\n";
+  std::string recs = render_shim_mounts(split.shim, f);
+  for (size_t i = 0, field = 0; i < recs.size(); ++i) {
+    if (recs[i] != '\0') {
+      out += recs[i];
+    } else {
+      out += ++field % 3 == 0 ? "\n" : " ";
+    }
+  }
+  check_golden("plan_shim_mounts", out);
+}
+
+TEST_CASE("plan: a read-only mount above an earlier writable one stays with bwrap") {
+  Plan plan;
+  plan.mounts = {{MountKind::kRwBind, "/w"},
+                 {MountKind::kRwBind, "/w/a/b"},
+                 {MountKind::kRoBind, "/w/a"},
+                 {MountKind::kRoBind, "/w/c"},
+                 {MountKind::kMaskFile, "/w/d/secret"},
+                 {MountKind::kMaskDir, "/w/e", false, true},
+                 {MountKind::kCarve, "/w/e/f", false}};
+  auto split = split_mounts(plan);
+  std::vector<std::string> shim;
+  for (const auto& op : split.shim) shim.push_back(op.path);
+  CHECK(shim == std::vector<std::string>{"/w/c", "/w/d/secret"});
+  REQUIRE(split.bwrap.size() == 5);
+  CHECK(split.bwrap[2].path == "/w/a");  // order kept
+}
+
 TEST_CASE("plan: protected paths are re-bound read-only after their writable root, ancestors pinned") {
   FsPolicy pol = base_policy();
   pol.writable.push_back({"/home/u", false});
