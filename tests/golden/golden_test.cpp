@@ -88,34 +88,8 @@ FsPolicy base_policy() {
   return p;
 }
 
-}  // namespace
-
-TEST_CASE("plan: default workspace with a repository, a nested repository and read masks") {
-  FsPolicy pol = base_policy();
-  LinuxFacts f;
-  f.bwrap_path = "/usr/bin/bwrap";
-  f.bwrap_version[1] = 8;
-  f.placeholder_file = "/tmp/wavebox-1000/unreadable";
-  fact(f, "/home/u/proj", PathKind::kDir);
-  fact(f, "/tmp/wavebox-1000/tmp", PathKind::kDir);
-  fact(f, "/home/u/proj/.wave/settings.json", PathKind::kFile);
-  fact(f, "/home/u/.bashrc", PathKind::kFile);
-  fact(f, "/home/u/proj/.git/hooks", PathKind::kDir);
-  fact(f, "/home/u/proj/.git/config", PathKind::kFile);
-  fact(f, "/home/u/proj/.git/commondir", PathKind::kFile);
-  fact(f, "/home/u/proj/sub/deep/.git/hooks", PathKind::kDir);
-  fact(f, "/home/u/.ssh", PathKind::kDir);
-  fact(f, "/home/u/.netrc", PathKind::kFile);
-  fact(f, "/home/u/.ssh/known_hosts", PathKind::kFile);
-  fill_missing(pol, f);
-  auto plan = plan_mounts(pol, f);
-  REQUIRE(plan.ok());
-  CHECK(plan->stubs.empty());
-  check_golden("plan_default", render(*plan, f));
-}
-
-TEST_CASE("plan: read-only mounts placed by the shim, the rest by bwrap") {
-  FsPolicy pol = base_policy();
+// The facts of base_policy's paths: every one exists.
+LinuxFacts base_facts() {
   LinuxFacts f;
   f.bwrap_path = "/usr/bin/bwrap";
   f.bwrap_version[1] = 8;
@@ -128,6 +102,24 @@ TEST_CASE("plan: read-only mounts placed by the shim, the rest by bwrap") {
                  "/home/u/proj/.git/commondir", "/home/u/.netrc", "/home/u/.ssh/known_hosts"}) {
     fact(f, p, PathKind::kFile);
   }
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("plan: default workspace with a repository, a nested repository and read masks") {
+  FsPolicy pol = base_policy();
+  LinuxFacts f = base_facts();
+  fill_missing(pol, f);
+  auto plan = plan_mounts(pol, f);
+  REQUIRE(plan.ok());
+  CHECK(plan->stubs.empty());
+  check_golden("plan_default", render(*plan, f));
+}
+
+TEST_CASE("plan: read-only mounts placed by the shim, the rest by bwrap") {
+  FsPolicy pol = base_policy();
+  LinuxFacts f = base_facts();
   fill_missing(pol, f);
   auto plan = plan_mounts(pol, f);
   REQUIRE(plan.ok());
