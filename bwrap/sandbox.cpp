@@ -232,18 +232,6 @@ void scan_for_denied_reads(const std::string& line, const Plan& plan, const std:
   }
 }
 
-// Whether the kernel has the new mount API with mount_setattr (Linux 5.12) the shim's read-only
-// mounts use. WAVEBOX_SHIM_MOUNTS=0 leaves every mount to bwrap (tests run both ways).
-bool shim_mounts_available() {
-  const char* env = std::getenv("WAVEBOX_SHIM_MOUNTS");
-  if (env && std::string(env) == "0") return false;
-  struct utsname u;
-  if (::uname(&u) != 0) return false;
-  int major = 0, minor = 0;
-  if (std::sscanf(u.release, "%d.%d", &major, &minor) != 2) return false;
-  return major > 5 || (major == 5 && minor >= 12);
-}
-
 std::vector<std::string> sandbox_environment(const std::vector<std::string>& base) {
   std::string http_url = fmt::format("http://127.0.0.1:{}", kHttpProxyPort);
   std::string socks_url = fmt::format("socks5h://127.0.0.1:{}", kSocksProxyPort);
@@ -274,6 +262,18 @@ std::vector<std::string> sandbox_environment(const std::vector<std::string>& bas
 }
 
 }  // namespace
+
+// The shim's read-only mounts use the new mount API with mount_setattr (Linux 5.12).
+// WAVEBOX_SHIM_MOUNTS=0 leaves every mount to bwrap (tests run both ways).
+bool shim_mounts_available() {
+  const char* env = std::getenv("WAVEBOX_SHIM_MOUNTS");
+  if (env && std::string(env) == "0") return false;
+  struct utsname u;
+  if (::uname(&u) != 0) return false;
+  int major = 0, minor = 0;
+  if (std::sscanf(u.release, "%d.%d", &major, &minor) != 2) return false;
+  return major > 5 || (major == 5 && minor >= 12);
+}
 
 Result<RunOutcome> run_sandboxed(LinuxRun run) {
   RunOutcome outcome;

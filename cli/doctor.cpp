@@ -6,6 +6,7 @@
 #include "cli/options.hpp"
 #include "cli/setup.hpp"
 #include "core/log.hpp"
+#include "bwrap/sandbox.hpp"
 #include "bwrap/seccomp_rules.hpp"
 #include "core/sys/platform.hpp"
 
@@ -33,6 +34,7 @@ int cmd_doctor(const Options& o) {
   j["seccomp"] = {{"ok", seccomp.empty()}, {"reason", seccomp}};
   j["stateDir"] = state.ok() ? state->root : state.error().message;
   j["sandboxUsable"] = usable;
+  j["readOnlyMounts"] = lnx::shim_mounts_available() ? "wavebox-shim (mount API)" : "bwrap";
   j["settingsFiles"] = env->read_files;
   j["builtinDefaultProfile"] = s.builtin_default;
   j["policy"] = {{"enabled", s.sandbox.enabled},
@@ -63,6 +65,7 @@ int cmd_doctor(const Options& o) {
   std::printf("  [%s] seccomp     %s\n", mark(seccomp.empty()), seccomp.empty() ? "supported" : seccomp.c_str());
   std::printf("  [%s] state dir   %s\n", mark(state.ok()), j["stateDir"].get<std::string>().c_str());
   std::printf("  sandbox usable  %s\n", usable ? "yes" : "no");
+  std::printf("  read-only mounts placed by %s\n", j["readOnlyMounts"].get<std::string>().c_str());
   std::printf("  settings        %s\n", s.builtin_default ? "built-in default profile" : "");
   for (const auto& f : env->read_files) std::printf("                  %s\n", f.c_str());
   std::printf("  sandbox.enabled %s, mode %s\n", s.sandbox.enabled ? "true" : "false", mode_name(s.sandbox.mode));
