@@ -86,6 +86,39 @@ void write_all(int fd, const char* data, size_t len) {
   }
 }
 
+// Copies the options file into bwrap's pipe. A bwrap that died meanwhile gives EPIPE (not
+// SIGPIPE: ignored for the copy); await_bwrap then says what happened.
+Status send_args(int from, int to) {
+  struct sigaction ign {}, old {};
+  ign.sa_handler = SIG_IGN;
+  ::sigaction(SIGPIPE, &ign, &old);
+  char buf[65536];
+  off_t off = 0;
+  Status st = ok_status();
+  for (;;) {
+    ssize_t n = ::pread(from, buf, sizeof buf, off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    off += n;
+    const char* p = buf;
+    while (n > 0) {
+      ssize_t w = ::write(to, p, static_cast<size_t>(n));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) {
+        st = errno == EPIPE ? ok_status() : sys::sys_error("write", "bwrap's options", errno);
+        n = 0;
+        off = -1;
+        break;
+      }
+      p += w;
+      n -= w;
+    }
+    if (off < 0) break;
+  }
+  ::sigaction(SIGPIPE, &old, nullptr);
+  return st;
+}
+
 double now_s() {
   struct timespec ts;
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -125,6 +158,11 @@ Result<int> exec_bwrap(const ExecRequest& req) {
   if (::pipe2(pfd, O_CLOEXEC) != 0) return sys::sys_error("pipe2", "status", errno);
   Fd status_rd = high_fd(pfd[0]);
   Fd status_wr = high_fd(pfd[1]);
+  // bwrap's options go through a pipe: bwrap starts while we plan and waits on it.
+  if (::pipe2(pfd, O_CLOEXEC) != 0) return sys::sys_error("pipe2", "arguments", errno);
+  Fd args_rd = high_fd(pfd[0]);
+  Fd args_wr = high_fd(pfd[1]);
+  (void)::fcntl(args_wr.get(), F_SETPIPE_SZ, 1 << 20);  // most lists then fit without waiting
   Fd err_rd, err_wr;
   bool observe = req.observer && req.observer_bpf_fd >= 0;
   Fd obs_sock;
@@ -155,7 +193,7 @@ Result<int> exec_bwrap(const ExecRequest& req) {
                              shim_mounts ? std::to_string(kSeccompFd) : "-1"});
   }
   argv.insert(argv.end(), req.command.begin(), req.command.end());
-  std::vector<std::pair<int, int>> dups = {{req.args_fd, kArgsFd}, {status_wr.get(), kStatusFd}};
+  std::vector<std::pair<int, int>> dups = {{args_rd.get(), kArgsFd}, {status_wr.get(), kStatusFd}};
   if (req.seccomp_fd >= 0) dups.emplace_back(req.seccomp_fd, kSeccompFd);
   if (observe) {
     dups.emplace_back(req.observer_bpf_fd, kObserverBpfFd);
@@ -164,7 +202,8 @@ Result<int> exec_bwrap(const ExecRequest& req) {
   }
   if (err_wr.valid()) dups.emplace_back(err_wr.get(), 2);
 
-  // The namespace is made while we plan: the keeper waits for our go before bwrap reads a thing.
+  // The namespace is made and bwrap started while we plan; bwrap reads nothing before its
+  // options, and those come last, once the filters and lists it and the shim read are written.
   auto fail = [&](Error e) -> Result<int> {
     ::sigprocmask(SIG_SETMASK, &old, nullptr);
     return e;
@@ -172,9 +211,11 @@ Result<int> exec_bwrap(const ExecRequest& req) {
   auto child = spawn_in_netns(req.shim, argv, req.env, dups, kShimMountsFd + 1);
   if (!child.ok()) return fail(child.error());
   log::timing("keeper started");
+  args_rd.reset();
   pid_t pid = child->pid;
   auto abort_child = [&](Error e) -> Result<int> {
-    child->control.reset();  // the keeper sees end of file and stops
+    // The keeper's death ends the reaper and, with it, bwrap waiting for its options: nothing
+    // of the sandbox ran, and nothing is printed.
     ::kill(pid, SIGKILL);
     int ws;
     ::waitpid(pid, &ws, 0);
@@ -189,11 +230,12 @@ Result<int> exec_bwrap(const ExecRequest& req) {
     auto st = req.on_listeners(std::move(child->http_listener), std::move(child->socks_listener));
     if (!st) return abort_child(st.error());
   }
-  ::lseek(req.args_fd, 0, SEEK_SET);
   if (req.seccomp_fd >= 0) ::lseek(req.seccomp_fd, 0, SEEK_SET);
   if (observe) ::lseek(req.observer_bpf_fd, 0, SEEK_SET);
   if (req.shim_mounts_fd >= 0) ::lseek(req.shim_mounts_fd, 0, SEEK_SET);
-  if (auto st = start_in_netns(*child); !st) return abort_child(st.error());
+  if (auto st = send_args(req.args_fd, args_wr.get()); !st) return abort_child(st.error());
+  args_wr.reset();
+  if (auto st = await_bwrap(*child); !st) return abort_child(st.error());
   pid_t reaper_pid = child->reaper_pid;  // pid 1 of the sandbox's outer pid namespace
   status_wr.reset();
   obs_sock.reset();

@@ -113,11 +113,16 @@ Status receive_listeners(NetnsChild& child) {
     child.http_listener.reset(fds[0]);
     child.socks_listener.reset(fds[1]);
   }
-  // The keeper holds the error pipe until it starts the reaper: a failure so far shows now.
+  // A failure so far shows now as a report on the error pipe (its end of file instead means
+  // bwrap was already exec'd: all well).
   struct pollfd pf = {child.error_pipe.get(), POLLIN, 0};
-  if (!child.http_listener.valid() || (::poll(&pf, 1, 0) > 0)) {
-    ChildError e{};
-    ssize_t got = ::read(child.error_pipe.get(), &e, sizeof e);
+  ChildError e{};
+  ssize_t got = 0;
+  if (child.http_listener.valid() && ::poll(&pf, 1, 0) > 0 && (pf.revents & POLLIN)) {
+    got = ::read(child.error_pipe.get(), &e, sizeof e);
+  }
+  if (!child.http_listener.valid() || got == static_cast<ssize_t>(sizeof e)) {
+    if (!child.http_listener.valid()) got = ::read(child.error_pipe.get(), &e, sizeof e);
     int st;
     ::waitpid(child.pid, &st, 0);
     return make_error(ErrorKind::kSandboxFailed,
@@ -127,11 +132,7 @@ Status receive_listeners(NetnsChild& child) {
   return ok_status();
 }
 
-Status start_in_netns(NetnsChild& child) {
-  char go = 'G';
-  if (::write(child.control.get(), &go, 1) != 1) {
-    return make_error(ErrorKind::kSandboxFailed, "network namespace: the keeper is gone");
-  }
+Status await_bwrap(NetnsChild& child) {
   pid_t reaper = -1;
   ssize_t n;
   do {

@@ -27,17 +27,19 @@ struct NetnsChild {
   pid_t reaper_pid = -1;  // pid 1 of the new pid namespace, as seen from here; SIGKILL ends all
   sys::Fd http_listener;
   sys::Fd socks_listener;
-  sys::Fd control;        // go / the reaper's pid; closing it before go stops the keeper
+  sys::Fd control;        // the listeners, then the reaper's pid
   sys::Fd error_pipe;     // {step, errno} from the keeper's side; closes once bwrap is exec'd
 };
 
 // Waits for the keeper's listeners (the namespace is ready then), or its failure.
 Status receive_listeners(NetnsChild& child);
-// Tells the keeper to start bwrap (everything it reads must be written by now); sets reaper_pid.
-Status start_in_netns(NetnsChild& child);
+// Sets reaper_pid and waits until bwrap is exec'd there, or reports the step that failed.
+Status await_bwrap(NetnsChild& child);
 
-// Starts `wavebox-shim keeper` (see bwrap/shim.c), which creates the namespaces and, on
-// start_in_netns, execs argv (bwrap) in them. Returns at once: the namespace is made meanwhile. dups: (from, to) pairs applied before; every other fd >= close_from closed.
+// Starts `wavebox-shim keeper` (see bwrap/shim.c), which creates the namespaces and execs argv
+// (bwrap) in them at once; bwrap then waits for its arguments (`--args` on a pipe the caller
+// fills once planned). Returns at once. dups: (from, to) pairs applied before; every other
+// fd >= close_from closed.
 Result<NetnsChild> spawn_in_netns(const std::string& shim, const std::vector<std::string>& argv,
                                   const std::vector<std::string>& env, const std::vector<std::pair<int, int>>& dups,
                                   int close_from);

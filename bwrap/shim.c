@@ -4,8 +4,9 @@
  *   wavebox-shim keeper PARENT_PID UID GID SOCK_FD ERR_FD BWRAP [ARG...]
  *     Dies with wavebox (parent-death signal armed, then the parent checked). Creates the
  *     sandbox's user + network + pid namespace, raises lo, binds the proxy's listeners
- *     (127.0.0.1:3128, 127.0.0.1:1080) and sends them over SOCK_FD; waits there for wavebox's
- *     go (it plans meanwhile), starts the reaper, sends its pid, and passes its exit status on.
+ *     (127.0.0.1:3128, 127.0.0.1:1080) and sends them over SOCK_FD; starts the reaper at once
+ *     (bwrap then waits for its arguments, which wavebox writes into a pipe once planned), sends
+ *     its pid, and passes its exit status on.
  *     A failing step is reported on ERR_FD as {step, errno}.
  *   (reaper, forked by the keeper): pid 1 of that pid namespace, armed likewise; starts bwrap
  *     and reaps. When it dies, the kernel ends every process of the namespace and below.
@@ -325,19 +326,14 @@ static int keeper(int argc, char** argv) {
   int lh = listener(kHttpPort), ls = listener(kSocksPort);
   if (lh < 0 || ls < 0) fail_step(errfd, 4);
 
-  /* The listeners go out first: wavebox serves them and plans the sandbox meanwhile. */
+  /* The listeners go out first: wavebox serves them and plans the sandbox meanwhile. bwrap
+   * starts at once too, and waits for its argument list, which wavebox writes into a pipe once
+   * planned (or wavebox kills us, and with us everything below). */
   int fds[2] = {lh, ls};
   char hello = 'L';
   if (send_fds(sock, fds, 2, &hello, 1) != 0) fail_step(errfd, 5);
   close(lh);
   close(ls);
-  /* Then wavebox says go (its plan, filter and argument list are written), or closes: stop. */
-  char go = 0;
-  ssize_t r;
-  do {
-    r = read(sock, &go, 1);
-  } while (r < 0 && errno == EINTR);
-  if (r != 1 || go != 'G') _exit(127);
 
   /* A pipe tells the reaper whether the keeper still lives (getppid() is 0 across a pid
    * namespace boundary). */
