@@ -323,7 +323,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   };
 
   // Planning runs while the keeper builds the namespaces on the other core.
-  sys::StubRegistry stubs(run.state.stubs);
+  sys::StubRegistry stubs(run.state.stubs, run.state.pool);
   std::vector<std::string> missing;
   double t0 = now_ms(), t1 = t0;
   req.prepare = [&]() -> Status {

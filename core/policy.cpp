@@ -110,7 +110,7 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
     for (auto& g : guarded_for_entry(ctx.workspace, name, true)) add_guard(p.deny_write, g);
   }
   // wavebox's own state (stub registry, scan cache) sits beside the writable TMPDIR.
-  for (const char* part : {"stubs", "scan", "unreadable", "bwrap-version", "userns-ok"}) {
+  for (const char* part : {"stubs", "stubpool", "scan", "unreadable", "bwrap-version", "userns-ok"}) {
     add_guard(p.deny_write, {paths::join(ctx.state_dir, part), LeafType::kDir, false, ""});
   }
 

@@ -144,8 +144,9 @@ Result<StateDir> ensure_state_dir() {
   s.tmp = s.root + "/tmp";
   s.stubs = s.root + "/stubs";
   s.scan = s.root + "/scan";
+  s.pool = s.root + "/stubpool";
   s.placeholder = s.root + "/unreadable";
-  for (const auto& d : {s.root, s.tmp, s.scan}) WB_TRY(ensure_private_dir(d));
+  for (const auto& d : {s.root, s.tmp, s.scan, s.pool}) WB_TRY(ensure_private_dir(d));
   // The stub registry sees a create and an unlink per stub per run: on tmpfs that costs nothing,
   // on a journaling file system it is most of a run's set-up time. The sandbox has a /dev/shm
   // of its own, so it cannot reach this one.

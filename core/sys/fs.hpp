@@ -28,11 +28,12 @@ std::vector<std::string> expand_glob(const std::string& pattern);
 
 // wavebox's per-user directory, /tmp/wavebox-UID, created 0700 and checked to be ours and not a
 // symlink (another user could have planted it). Holds tmp/ (the sandbox's TMPDIR), stubs/,
-// scan/, and an unreadable placeholder file.
+// stubpool/, scan/, and an unreadable placeholder file.
 struct StateDir {
   std::string root;
   std::string tmp;
   std::string stubs;
+  std::string pool;  // empty stubs kept between runs (same filesystem as /tmp), see stubs.hpp
   std::string scan;
   std::string placeholder;
 };

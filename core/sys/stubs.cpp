@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "core/sys/fs.hpp"
 
@@ -24,12 +26,19 @@ std::string entry_name(const std::string& path) {
   return fmt::format("{:016x}", h);
 }
 
-// Entry file: path NUL type NUL dev NUL ino NUL size NUL.
+// Entry file: path NUL type NUL dev NUL ino NUL size NUL [content-in-hex NUL].
 struct Entry {
   std::string path;
   char type = 'f';
   unsigned long long dev = 0, ino = 0, size = 0;
+  std::string content;  // a file stub's bytes
 };
+
+std::string unhex(const std::string& h) {
+  std::string out;
+  for (size_t i = 0; i + 1 < h.size(); i += 2) out += static_cast<char>(std::strtoul(h.substr(i, 2).c_str(), nullptr, 16));
+  return out;
+}
 
 bool parse_entry(const std::string& data, Entry& e) {
   std::vector<std::string> f;
@@ -40,12 +49,13 @@ bool parse_entry(const std::string& data, Entry& e) {
     f.push_back(data.substr(pos, end - pos));
     pos = end + 1;
   }
-  if (f.size() != 5 || f[1].size() != 1) return false;
+  if ((f.size() != 5 && f.size() != 6) || f[1].size() != 1) return false;
   e.path = f[0];
   e.type = f[1][0];
   e.dev = std::strtoull(f[2].c_str(), nullptr, 10);
   e.ino = std::strtoull(f[3].c_str(), nullptr, 10);
   e.size = std::strtoull(f[4].c_str(), nullptr, 10);
+  e.content = f.size() == 6 ? unhex(f[5]) : std::string();
   return true;
 }
 
@@ -62,12 +72,71 @@ std::string read_fd(int fd) {
   return out;
 }
 
+// Pool entry names: "d-INODE" for a directory, "f-HEXCONTENT-INODE" for a file.
+std::string hex(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) out += fmt::format("{:02x}", c);
+  return out;
+}
+
+std::string file_prefix(const std::string& content) { return "f-" + hex(content) + "-"; }
+
+bool rename_noreplace(const std::string& from, const std::string& to) {
+  return ::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0;
+}
+
+bool dir_is_empty(const std::string& path) {
+  DIR* d = ::opendir(path.c_str());
+  if (!d) return false;
+  bool empty = true;
+  while (struct dirent* e = ::readdir(d)) {
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) {
+      empty = false;
+      break;
+    }
+  }
+  ::closedir(d);
+  return empty;
+}
+
+// Whether a file holds exactly `content` (stubs hold at most a few bytes).
+bool file_holds(const std::string& path, const std::string& content) {
+  Fd f(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!f.valid()) return false;
+  char buf[256];
+  ssize_t n = ::pread(f.get(), buf, sizeof buf, 0);
+  return n >= 0 && static_cast<size_t>(n) == content.size() && std::memcmp(buf, content.data(), content.size()) == 0;
+}
+
+bool still_ours(const Entry& e, const std::string& path, const std::string& content) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0 || st.st_dev != e.dev || st.st_ino != e.ino) return false;
+  if (e.type == 'd') return S_ISDIR(st.st_mode) && dir_is_empty(path);
+  return S_ISREG(st.st_mode) && static_cast<unsigned long long>(st.st_size) == e.size && file_holds(path, content);
+}
+
 // Removes the stub only if it is still the empty thing we made: the same inode, and for a file
-// the same size. Anything the host put there since (a real ~/.aws/credentials) stays.
-void remove_stub(const Entry& e) {
+// the same size. Anything the host put there since (a real ~/.aws/credentials) stays. With a
+// pool on the same filesystem, the stub moves there instead of being deleted.
+void remove_stub(const Entry& e, const std::string& pool) {
+  const std::string& content = e.content;
   struct stat st;
   if (::lstat(e.path.c_str(), &st) != 0) return;
   if (st.st_dev != e.dev || st.st_ino != e.ino) return;
+  if (!pool.empty() && still_ours(e, e.path, content)) {
+    std::string name = (e.type == 'd' ? std::string("d-") : file_prefix(content)) + std::to_string(e.ino);
+    std::string pooled = pool + "/" + name;
+    if (rename_noreplace(e.path, pooled)) {
+      // The host may have written into it between the check and the move: then it goes back.
+      if (still_ours(e, pooled, content)) return;
+      if (!rename_noreplace(pooled, e.path)) {
+        // The name was taken meanwhile: keep the host's data beside it rather than in the pool.
+        std::string beside = e.path + ".wavebox-recovered-" + std::to_string(e.ino);
+        (void)rename_noreplace(pooled, beside);
+      }
+      return;
+    }
+  }
   if (e.type == 'd') {
     ::rmdir(e.path.c_str());  // fails, harmlessly, when not empty
   } else if (S_ISREG(st.st_mode) && static_cast<unsigned long long>(st.st_size) == e.size) {
@@ -90,6 +159,15 @@ Result<Fd> StubRegistry::lock_registry() {
 Status StubRegistry::acquire(const std::vector<Request>& requests) {
   if (requests.empty()) return ok_status();
   Fd reg = WB_TRY(lock_registry());
+  pooled_.clear();
+  if (!pool_.empty()) {
+    if (DIR* d = ::opendir(pool_.c_str())) {
+      while (struct dirent* e = ::readdir(d)) {
+        if (e->d_name[0] == 'd' || e->d_name[0] == 'f') pooled_.push_back(e->d_name);
+      }
+      ::closedir(d);
+    }
+  }
   for (const auto& r : requests) WB_TRY(acquire_one(r));
   return ok_status();
 }
@@ -110,14 +188,44 @@ Status StubRegistry::acquire_one(const Request& r) {
     return ok_status();
   }
   e = Entry{path, type == LeafType::kDir ? 'd' : 'f'};
-  if (type == LeafType::kDir) {
+  e.content = type == LeafType::kDir ? std::string() : content;
+  // From the pool when one of the right kind waits there (same filesystem, or the rename fails
+  // with EXDEV and we create it after all).
+  bool placed = false;
+  std::string prefix = type == LeafType::kDir ? std::string("d-") : file_prefix(content);
+  for (auto it = pooled_.begin(); it != pooled_.end(); ++it) {
+    if (it->compare(0, prefix.size(), prefix) != 0) continue;
+    std::string from = pool_ + "/" + *it;
+    if (rename_noreplace(from, path)) {
+      pooled_.erase(it);
+      placed = true;
+    } else if (errno == EEXIST) {
+      (void)::ftruncate(fd.get(), 0);
+      return ok_status();  // appeared meanwhile: guarded as an existing path
+    }
+    break;
+  }
+  if (placed) {
+    // Checked again where it now is: exactly what a new stub would be, or it goes.
+    Entry check = e;
+    struct stat now;
+    if (::lstat(path.c_str(), &now) == 0) {
+      check.dev = now.st_dev;
+      check.ino = now.st_ino;
+      check.size = type == LeafType::kDir ? 0 : content.size();
+    }
+    if (!still_ours(check, path, e.content)) {
+      (void)::ftruncate(fd.get(), 0);
+      return make_error(ErrorKind::kSandboxFailed, fmt::format("a pooled stub at \"{}\" was not empty; left in place", path));
+    }
+  } else if (type == LeafType::kDir) {
     if (::mkdir(path.c_str(), 0700) != 0) {
       int err = errno;
       (void)::ftruncate(fd.get(), 0);
       if (err == EEXIST) return ok_status();  // appeared meanwhile: guarded as an existing path
       return sys_error("mkdir", path, err);
     }
-  } else {
+  } else {  // a new file
     Fd f(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (!f.valid()) {
       int err = errno;
@@ -136,11 +244,11 @@ Status StubRegistry::acquire_one(const Request& r) {
   e.dev = st.st_dev;
   e.ino = st.st_ino;
   e.size = type == LeafType::kDir ? 0 : content.size();
-  std::string data = fmt::format("{}{}{}{}{}{}{}{}{}{}", e.path, '\0', e.type, '\0', e.dev, '\0', e.ino,
-                                 '\0', e.size, '\0');
+  std::string data = fmt::format("{}{}{}{}{}{}{}{}{}{}{}{}", e.path, '\0', e.type, '\0', e.dev, '\0', e.ino,
+                                 '\0', e.size, '\0', hex(e.content), '\0');
   if (::ftruncate(fd.get(), 0) != 0 || ::pwrite(fd.get(), data.data(), data.size(), 0) != static_cast<ssize_t>(data.size())) {
     int err = errno;
-    remove_stub(e);
+    remove_stub(e, "");
     (void)::ftruncate(fd.get(), 0);
     return sys_error("write", entry, err);
   }
@@ -153,7 +261,7 @@ void StubRegistry::remove_if_unused(Fd& lock, const std::string& entry) {
   // only when no other run holds its shared one.
   if (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) return;
   Entry e;
-  if (parse_entry(read_fd(lock.get()), e)) remove_stub(e);
+  if (parse_entry(read_fd(lock.get()), e)) remove_stub(e, pool_);
   ::unlink(entry.c_str());
 }
 

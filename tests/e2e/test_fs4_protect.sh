@@ -67,6 +67,21 @@ wait $long
 check "the long run still could not write .vscode after the short one ended" [ ! -e "$WS/.vscode/tasks.json" ]
 check "and the stub is gone once both ended" [ ! -e "$WS/.vscode" ]
 
+# Stubs are kept in a pool between runs (two renames instead of a create and a delete); what
+# the host writes into a stub during a run stays in the workspace, never in the pool.
+pool="/tmp/wavebox-$(id -u)/stubpool"
+rm -rf "$WS/.vscode" "$WS/.mcp.json"
+wb run -- true
+check "after a run, no stub is left in the workspace" bash -c '[ ! -e "$0/.vscode" ] && [ ! -e "$0/.mcp.json" ]' "$WS"
+check "the stubs wait in the pool" bash -c 'ls "$0" | grep -q "^d-"' "$pool"
+(sleep 0.5; echo '{"host":1}' > "$WS/.vscode/settings.json"; echo '{"mine":true}' > "$WS/.mcp.json") &
+wb run -- sh -c 'sleep 1.5'
+wait
+check "a file the host put in a stub directory stays in the workspace" grep -q host "$WS/.vscode/settings.json"
+check "a stub file the host rewrote stays in the workspace" grep -q mine "$WS/.mcp.json"
+check "neither went to the pool" bash -c '! grep -rqs -e host -e mine "$0"' "$pool"
+rm -rf "$WS/.vscode" "$WS/.mcp.json"
+
 # A repository the command creates is named after the run, and protected from the next run on.
 wb run -- sh -c 'mkdir -p newrepo && git init -q newrepo'
 check "a git repository created by the command is warned about" grep -q "created the git repository \"$WS/newrepo/.git\"" <<<"$OUT"
