@@ -86,34 +86,22 @@ void write_all(int fd, const char* data, size_t len) {
   }
 }
 
-// Copies the options file into bwrap's pipe. A bwrap that died meanwhile gives EPIPE (not
-// SIGPIPE: ignored for the copy); await_bwrap then says what happened.
-Status send_args(int from, int to) {
+// Writes bwrap's options into its pipe. A bwrap that died meanwhile gives EPIPE (not SIGPIPE:
+// ignored for the write); await_bwrap then says what happened.
+Status send_options(const std::string& data, int to) {
   struct sigaction ign {}, old {};
   ign.sa_handler = SIG_IGN;
   ::sigaction(SIGPIPE, &ign, &old);
-  char buf[65536];
-  off_t off = 0;
   Status st = ok_status();
-  for (;;) {
-    ssize_t n = ::pread(from, buf, sizeof buf, off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    off += n;
-    const char* p = buf;
-    while (n > 0) {
-      ssize_t w = ::write(to, p, static_cast<size_t>(n));
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) {
-        st = errno == EPIPE ? ok_status() : sys::sys_error("write", "bwrap's options", errno);
-        n = 0;
-        off = -1;
-        break;
-      }
-      p += w;
-      n -= w;
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t w = ::write(to, data.data() + off, data.size() - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) {
+      if (errno != EPIPE) st = sys::sys_error("write", "bwrap's options", errno);
+      break;
     }
-    if (off < 0) break;
+    off += static_cast<size_t>(w);
   }
   ::sigaction(SIGPIPE, &old, nullptr);
   return st;
@@ -133,7 +121,7 @@ Result<sys::Fd> new_memfd(const char* name) {
   return high_fd(fd.release());
 }
 
-Status write_bwrap_args(int fd, const std::vector<std::string>& args) {
+std::string bwrap_options(const std::vector<std::string>& args) {
   std::string data = "--json-status-fd";
   data += '\0';
   data += std::to_string(kStatusFd);
@@ -142,15 +130,7 @@ Status write_bwrap_args(int fd, const std::vector<std::string>& args) {
     data += a;
     data += '\0';
   }
-  if (::ftruncate(fd, 0) != 0) return sys::sys_error("ftruncate", "wavebox-args", errno);
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::pwrite(fd, data.data() + off, data.size() - off, static_cast<off_t>(off));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return sys::sys_error("write", "wavebox-args", errno);
-    off += static_cast<size_t>(n);
-  }
-  return ok_status();
+  return data;
 }
 
 Result<int> exec_bwrap(const ExecRequest& req) {
@@ -221,10 +201,8 @@ Result<int> exec_bwrap(const ExecRequest& req) {
     ::waitpid(pid, &ws, 0);
     return fail(std::move(e));
   };
-  if (req.prepare) {
-    auto st = req.prepare();
-    if (!st) return abort_child(st.error());
-  }
+  auto options = req.prepare();
+  if (!options.ok()) return abort_child(options.error());
   if (auto st = receive_listeners(*child); !st) return fail(st.error());
   if (req.on_listeners) {
     auto st = req.on_listeners(std::move(child->http_listener), std::move(child->socks_listener));
@@ -233,7 +211,7 @@ Result<int> exec_bwrap(const ExecRequest& req) {
   if (req.seccomp_fd >= 0) ::lseek(req.seccomp_fd, 0, SEEK_SET);
   if (observe) ::lseek(req.observer_bpf_fd, 0, SEEK_SET);
   if (req.shim_mounts_fd >= 0) ::lseek(req.shim_mounts_fd, 0, SEEK_SET);
-  if (auto st = send_args(req.args_fd, args_wr.get()); !st) return abort_child(st.error());
+  if (auto st = send_options(*options, args_wr.get()); !st) return abort_child(st.error());
   args_wr.reset();
   if (auto st = await_bwrap(*child); !st) return abort_child(st.error());
   pid_t reaper_pid = child->reaper_pid;  // pid 1 of the sandbox's outer pid namespace

@@ -16,8 +16,8 @@ namespace wb::lnx {
 
 struct ExecRequest {
   std::string bwrap;
-  // Memory files the caller creates now and fills in `prepare` (bwrap reads them only after):
-  int args_fd = -1;     // fd 3: bwrap's options (write_bwrap_args), so they never show in cmdline
+  // Memory files the caller creates now and fills in `prepare` (bwrap reads them only after
+  // its options, which come last):
   int seccomp_fd = -1;  // fd 5: the compiled filter (the options say --seccomp 5)
   std::vector<std::string> command;
   std::vector<std::string> env;
@@ -34,9 +34,11 @@ struct ExecRequest {
   // bwrap runs inside a fresh network namespace (bwrap/netns.hpp); on_listeners receives the
   // proxy's listening sockets before the command can connect, and must start serving them.
   std::function<Status(sys::Fd http, sys::Fd socks)> on_listeners;
-  // Runs while the namespace is being made: plans the sandbox and fills the memory files. An
-  // error stops everything before bwrap starts.
-  std::function<Status()> prepare;
+  // Runs while the namespace is made and bwrap starts: plans the sandbox, fills the memory
+  // files and returns bwrap's options (bwrap_options), which go to bwrap through a pipe on
+  // fd 3 (`--args 3`, so they never show in its command line). An error stops everything
+  // before bwrap reads a thing.
+  std::function<Result<std::string>()> prepare;
   // Called with each complete line the command wrote on stderr, when stderr is relayed.
   std::function<void(const std::string&)> stderr_line;
 };
@@ -50,8 +52,9 @@ constexpr int kShimMountsFd = 8;
 
 // A new memory file (close-on-exec), for ExecRequest's fds.
 Result<sys::Fd> new_memfd(const char* name);
-// Writes bwrap's options to the args file, with the --json-status-fd exec_bwrap relies on.
-Status write_bwrap_args(int fd, const std::vector<std::string>& args);
+// bwrap's options as `--args` reads them (NUL-separated), with the --json-status-fd exec_bwrap
+// relies on.
+std::string bwrap_options(const std::vector<std::string>& args);
 
 // Returns the exit status wavebox should exit with (the command's, 128+N, or 124 on timeout),
 // or kSandboxFailed when bubblewrap could not start the command.

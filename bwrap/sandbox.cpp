@@ -283,12 +283,10 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
     return make_error(ErrorKind::kSandboxFailed,
                       "wavebox-shim is not installed next to the wavebox binary (it starts the sandbox); reinstall");
   }
-  sys::Fd args_fd = WB_TRY(new_memfd("wavebox-args"));
   sys::Fd filter_fd = WB_TRY(new_memfd("wavebox-seccomp"));
   sys::Fd observer_fd = WB_TRY(new_memfd("wavebox-observer"));
   sys::Fd mounts_fd = WB_TRY(new_memfd("wavebox-mounts"));
   req.bwrap = run.bwrap;
-  req.args_fd = args_fd.get();
   req.seccomp_fd = filter_fd.get();
   req.observer_bpf_fd = observer_fd.get();
   req.shim_mounts_fd = mounts_fd.get();
@@ -326,7 +324,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   sys::StubRegistry stubs(run.state.stubs, run.state.pool);
   std::vector<std::string> missing;
   double t0 = now_ms(), t1 = t0;
-  req.prepare = [&]() -> Status {
+  req.prepare = [&]() -> Result<std::string> {
     stubs.sweep();
     p = WB_TRY(prepare(run, &stubs));
     t1 = now_ms();
@@ -346,12 +344,12 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
         return make_error(ErrorKind::kSandboxFailed, "cannot write the shim's mount list");
       }
     }
-    WB_TRY(write_bwrap_args(args_fd.get(), render_args(p.plan, p.facts, spec)));
+    std::string options = bwrap_options(render_args(p.plan, p.facts, spec));
     missing = missing_unstubbed(run.policy, p.facts);
     // The scan cache and probes are done with: give their pages back for the length of the run.
     ::malloc_trim(0);
     log::timing("filters compiled, arguments written");
-    return ok_status();
+    return options;
   };
   log::timing("starting");
   auto result = exec_bwrap(req);
