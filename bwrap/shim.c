@@ -387,10 +387,10 @@ static int observed_init(char** argv) {
     if (filter_fd < 0 || load_filter(filter_fd, 0, NULL) != 0) return die("loading the seccomp filter");
   } else {
     if (filter_fd >= 0) close(filter_fd); /* bwrap was given it */
-  }
-  if (!placed && !filter_loaded()) {
-    errno = EPERM;
-    return die("no seccomp filter is loaded");
+    if (!filter_loaded()) {
+      errno = EPERM;
+      return die("no seccomp filter is loaded");
+    }
   }
   int listener_fd = -1;
   if (load_filter(bpf_fd, SECCOMP_FILTER_FLAG_NEW_LISTENER, &listener_fd) != 0) return die("installing the observer filter");
