@@ -258,6 +258,13 @@ MountSplit split_mounts(const Plan& plan) {
     const MountOp& op = ops[i];
     bool ok = op.kind == MountKind::kRoBind || op.kind == MountKind::kMaskFile ||
               (op.kind == MountKind::kCarve && !op.writable) || (op.kind == MountKind::kMaskDir && !op.has_inner);
+    if (op.kind == MountKind::kPin) {
+      // A pin re-binds a path onto itself, writable as it is, inside a writable root bwrap
+      // binds: the shim's copy of it is the same directory with the same flags.
+      ok = std::any_of(ops.begin(), ops.end(), [&](const MountOp& o) {
+        return o.kind == MountKind::kRwBind && o.path != op.path && paths::is_within(op.path, o.path);
+      });
+    }
     for (size_t j = 0; ok && j < ops.size(); ++j) {
       if (j == i) continue;
       const MountOp& o = ops[j];
@@ -281,6 +288,7 @@ std::string render_shim_mounts(const std::vector<MountOp>& ops, const LinuxFacts
     switch (op.kind) {
       case MountKind::kMaskFile: record("ro", facts.placeholder_file, op.path); break;
       case MountKind::kMaskDir: record("tmpfs", op.path, op.path); break;
+      case MountKind::kPin: record("pin", op.path, op.path); break;
       default: record("ro", op.path, op.path); break;
     }
   }

@@ -71,19 +71,21 @@ struct RunSpec {
 
 // The mounts wavebox-shim can place itself, after bwrap, in a mount namespace of its own with
 // the new mount API (a few microseconds each; bwrap re-reads the whole mount table after each of
-// its own): read-only binds of a path onto itself, unreadable-file masks and plain directory
-// masks, each only when no mask at or above it hides its source and no earlier writable mount
-// lies below it (bwrap's recursive read-only remount would have covered that one). Everything
-// else, in its order, stays with bwrap. Placing a read-only mount after the mounts that were
-// planned below it keeps their flags, as bwrap's order did.
+// its own): read-only binds of a path onto itself, unreadable-file masks, plain directory masks
+// and pins (a path re-bound onto itself inside a writable root, so it cannot be renamed), each
+// only when no mask at or above it hides its source and no earlier writable mount lies below it
+// (bwrap's recursive read-only remount would have covered that one). Everything else, in its
+// order, stays with bwrap: the writable roots above all, whose sources the shim cannot reach
+// writable. Placing a read-only mount after the mounts that were planned below it keeps their
+// flags, as bwrap's order did.
 struct MountSplit {
   std::vector<MountOp> bwrap, shim;
 };
 MountSplit split_mounts(const Plan& plan);
 
 // The shim's mount list: records of three NUL-terminated fields, KIND SOURCE TARGET, where KIND
-// is "ro" (a read-only bind of SOURCE at TARGET) or "tmpfs" (an empty read-only tmpfs, mode
-// 0000, at TARGET; SOURCE repeats it).
+// is "ro" (a read-only bind of SOURCE at TARGET), "pin" (a bind of TARGET onto itself, its
+// flags kept) or "tmpfs" (an empty read-only tmpfs, mode 0000, at TARGET; SOURCE repeats it).
 std::string render_shim_mounts(const std::vector<MountOp>& ops, const LinuxFacts& facts);
 
 // Computes the ordered mount list, or the stubs needed first, or an error for a guard that cannot

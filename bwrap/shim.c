@@ -157,21 +157,22 @@ static int fail_at(const char* what, const char* path) {
   return 125;
 }
 
-/* A read-only bind of src (with what is mounted below it) at dst: a detached copy, read-only
- * on its top mount (the mounts below keep their own flags, as in bwrap's order), moved there. */
-static int ro_bind(const char* src, const char* dst) {
+/* A bind of src (with what is mounted below it) at dst: a detached copy, nosuid and nodev, and
+ * read-only on its top mount when asked (the mounts below keep their own flags, as in bwrap's
+ * order), moved there. */
+static int bind_at(const char* src, const char* dst, int read_only) {
   int t = (int)syscall(SYS_open_tree, AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
   if (t < 0) return fail_at("open_tree", dst);
   struct mount_attr a;
   memset(&a, 0, sizeof a);
-  a.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+  a.attr_set = (read_only ? MOUNT_ATTR_RDONLY : 0) | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
   if (syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH, &a, sizeof a) != 0) return fail_at("mount_setattr", dst);
   if (syscall(SYS_move_mount, t, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) != 0) return fail_at("move_mount", dst);
   close(t);
   return 0;
 }
 
-/* The mounts of MOUNTS_FD, each checked read-only once placed. *placed: whether there were any
+/* The mounts of MOUNTS_FD, each read-only one checked once placed. *placed: whether there were any
  * (then bwrap was not given the seccomp filter, and we load it). */
 static int place_mounts(int fd, int* placed) {
   size_t len = 0;
@@ -196,8 +197,13 @@ static int place_mounts(int fd, int* placed) {
       f[i] = p;
       p += strlen(p) + 1;
     }
+    if (strcmp(f[0], "pin") == 0) {
+      /* Writable as it was: only its being a mount point matters (it cannot be renamed). */
+      if (bind_at(f[1], f[2], 0) != 0) return 125;
+      continue;
+    }
     if (strcmp(f[0], "ro") == 0) {
-      if (ro_bind(f[1], f[2]) != 0) return 125;
+      if (bind_at(f[1], f[2], 1) != 0) return 125;
     } else if (strcmp(f[0], "tmpfs") == 0) {
       if (syscall(SYS_mount, "tmpfs", f[2], "tmpfs", (unsigned long)(MS_RDONLY | MS_NOSUID | MS_NODEV), "mode=0000") != 0) {
         return fail_at("mount tmpfs", f[2]);
