@@ -1,5 +1,7 @@
 #include "bwrap/facts.hpp"
 
+#include <map>
+
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -9,18 +11,52 @@
 
 namespace wb::lnx {
 
-PathFact probe_path(const std::string& path) {
+namespace {
+
+// realpath(3) for many paths in one go: a resolved parent is remembered, so the ancestors the
+// policy's paths share ($HOME, the workspace, .git) are resolved once, not once per path. A
+// path that is not itself a symbolic link resolves to its parent's resolution plus its name;
+// a link is left to realpath(3). Paths come normalized and absolute. Only for one probe pass.
+class RealPaths {
+ public:
+  // The resolution of path, "" when it or an ancestor does not exist. lstat_result: the
+  // caller's lstat of path, when it has one.
+  std::string real(const std::string& path, const struct stat* lstat_result = nullptr) {
+    if (path == "/") return path;
+    auto it = cache_.find(path);
+    if (it != cache_.end()) return it->second;
+    struct stat st;
+    if (!lstat_result) {
+      if (::lstat(path.c_str(), &st) != 0) return cache_[path] = "";
+      lstat_result = &st;
+    }
+    std::string r;
+    if (S_ISLNK(lstat_result->st_mode)) {
+      r = sys::real_path_or_empty(path);
+    } else {
+      std::string parent = real(paths::parent(path));
+      r = parent.empty() ? "" : paths::join(parent, paths::basename(path));
+    }
+    return cache_[path] = r;
+  }
+
+ private:
+  std::map<std::string, std::string> cache_;
+};
+
+PathFact probe_path(const std::string& path, RealPaths& real_paths) {
   PathFact f;
   struct stat st;
   if (::lstat(path.c_str(), &st) == 0) {
     f.is_symlink = S_ISLNK(st.st_mode);
-    f.real = sys::real_path_or_empty(path);
+    f.real = real_paths.real(path, &st);
     struct stat t;
-    if (f.real.empty() || ::stat(f.real.c_str(), &t) != 0) {
+    if (f.real.empty() || (f.is_symlink ? ::stat(f.real.c_str(), &t) : 0) != 0) {
       f.real = path;  // a dangling link: something exists, and it is not a place for a mount
       f.kind = PathKind::kOther;
       return f;
     }
+    if (!f.is_symlink) t = st;  // not a link: what lstat saw is what it is
     f.kind = S_ISDIR(t.st_mode) ? PathKind::kDir : S_ISREG(t.st_mode) ? PathKind::kFile : PathKind::kOther;
     if (f.kind == PathKind::kOther && !S_ISLNK(t.st_mode)) f.kind = PathKind::kFile;  // devices, fifos
     return f;
@@ -42,7 +78,7 @@ PathFact probe_path(const std::string& path) {
       f.creatable = false;
       return f;
     }
-    std::string real = sys::real_path_or_empty(*it);
+    std::string real = real_paths.real(*it);
     if (real.empty()) real = *it;
     std::string rest = path.substr(*it == "/" ? 1 : it->size() + 1);
     f.real = paths::normalize(real + "/" + rest);
@@ -54,6 +90,8 @@ PathFact probe_path(const std::string& path) {
   f.creatable = false;
   return f;
 }
+
+}  // namespace
 
 void expand_read_globs(FsPolicy& policy) {
   std::vector<GuardedPath> deny;
@@ -77,8 +115,9 @@ void expand_read_globs(FsPolicy& policy) {
 }
 
 void probe_policy_paths(const FsPolicy& policy, LinuxFacts& facts) {
+  RealPaths real_paths;
   auto probe = [&](const std::string& p) {
-    if (!facts.paths.count(p)) facts.paths.emplace(p, probe_path(p));
+    if (!facts.paths.count(p)) facts.paths.emplace(p, probe_path(p, real_paths));
   };
   for (const auto& w : policy.writable) probe(w.path);
   for (const auto& g : policy.deny_write) probe(g.path);

@@ -7,10 +7,9 @@
 
 namespace wb::lnx {
 
-PathFact probe_path(const std::string& path);
 // Replaces glob entries of denyRead/allowRead by the paths they match now (FS-7).
 void expand_read_globs(FsPolicy& policy);
-// Probes every path the policy names into facts.paths.
+// Probes every path the policy names that facts.paths does not hold yet (lstat, resolution).
 void probe_policy_paths(const FsPolicy& policy, LinuxFacts& facts);
 
 }  // namespace wb::lnx

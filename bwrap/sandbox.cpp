@@ -95,7 +95,7 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
   p.facts.placeholder_file = run.state.placeholder;
   std::map<std::string, PathKind> simulated;  // `wrap`: stubs it would create, as if they existed
   for (int round = 0; round < 4; ++round) {
-    p.facts.paths.clear();
+    if (!stubs) p.facts.paths.clear();  // `wrap` simulates its stubs on fresh facts each round
     probe_policy_paths(run.policy, p.facts);
     for (auto& [path, fact] : p.facts.paths) {
       for (const auto& [stub, kind] : simulated) {
@@ -125,6 +125,12 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
     }
     auto st = stubs->acquire(batch);
     if (!st) return make_error(ErrorKind::kSandboxFailed, "cannot place a guard: " + st.error().message);
+    // Only what lies in a new stub changed: those paths are probed again, the rest stays.
+    for (auto it = p.facts.paths.begin(); it != p.facts.paths.end();) {
+      bool under = std::any_of(batch.begin(), batch.end(),
+                               [&](const sys::StubRegistry::Request& r) { return paths::is_within(it->first, r.path); });
+      it = under ? p.facts.paths.erase(it) : std::next(it);
+    }
   }
   return make_error(ErrorKind::kSandboxFailed, "internal: guards still missing after placing stubs");
 }
