@@ -196,36 +196,36 @@ Status StubRegistry::acquire_one(const Request& r) {
   for (auto it = pooled_.begin(); it != pooled_.end(); ++it) {
     if (it->compare(0, prefix.size(), prefix) != 0) continue;
     std::string from = pool_ + "/" + *it;
-    if (rename_noreplace(from, path)) {
-      pooled_.erase(it);
-      placed = true;
-    } else if (errno == EEXIST) {
-      (void)::ftruncate(fd.get(), 0);
-      return ok_status();  // appeared meanwhile: guarded as an existing path
+    std::string name = *it;
+    pooled_.erase(it);
+    if (!rename_noreplace(from, path)) {
+      if (errno == EEXIST) {
+        (void)::ftruncate(fd.get(), 0);
+        return ok_status();  // appeared meanwhile: guarded as an existing path
+      }
+      break;  // another filesystem (EXDEV): a new stub below
     }
-    break;
-  }
-  if (placed) {
-    // Checked again where it now is: exactly what a new stub would be, or it goes.
+    // Checked again where it now is: exactly what a new stub would be. Something else (the
+    // pool is the user's to write in) goes back, aside, and a new stub is made instead.
     Entry check = e;
     struct stat now;
     if (::lstat(path.c_str(), &now) == 0) {
       check.dev = now.st_dev;
       check.ino = now.st_ino;
       check.size = type == LeafType::kDir ? 0 : content.size();
+      placed = still_ours(check, path, e.content);
     }
-    if (!still_ours(check, path, e.content)) {
-      (void)::ftruncate(fd.get(), 0);
-      return make_error(ErrorKind::kSandboxFailed, fmt::format("a pooled stub at \"{}\" was not empty; left in place", path));
-    }
-  } else if (type == LeafType::kDir) {
+    if (!placed) (void)rename_noreplace(path, pool_ + "/unusable-" + name);
+    break;
+  }
+  if (!placed && type == LeafType::kDir) {
     if (::mkdir(path.c_str(), 0700) != 0) {
       int err = errno;
       (void)::ftruncate(fd.get(), 0);
       if (err == EEXIST) return ok_status();  // appeared meanwhile: guarded as an existing path
       return sys_error("mkdir", path, err);
     }
-  } else {  // a new file
+  } else if (!placed) {  // a new file
     Fd f(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (!f.valid()) {
       int err = errno;

@@ -81,6 +81,11 @@ check "a file the host put in a stub directory stays in the workspace" grep -q h
 check "a stub file the host rewrote stays in the workspace" grep -q mine "$WS/.mcp.json"
 check "neither went to the pool" bash -c '! grep -rqs -e host -e mine "$0"' "$pool"
 rm -rf "$WS/.vscode" "$WS/.mcp.json"
+# Something put into a pooled stub (only the user can write there) is never used as a stub.
+for d in "$pool"/d-*; do [ -d "$d" ] && echo planted > "$d/planted"; done
+wb run -- sh -c 'ls -A .vscode .claude .idea .wave 2>/dev/null'
+check "a pooled stub with something in it is not used" bash -c '! grep -q planted <<<"$0"' "$OUT"
+check "nor left in the workspace" bash -c '[ -z "$(find "$0" -name planted)" ]' "$WS"
 
 # A repository the command creates is named after the run, and protected from the next run on.
 wb run -- sh -c 'mkdir -p newrepo && git init -q newrepo'
