@@ -170,7 +170,7 @@ Result<int> exec_bwrap(const ExecRequest& req) {
     bool shim_mounts = req.shim_mounts_fd >= 0 && req.seccomp_fd >= 0;
     argv.insert(argv.end(), {req.shim, std::to_string(kObserverBpfFd), std::to_string(kObserverSockFd), req.limits,
                              shim_mounts ? std::to_string(kShimMountsFd) : "-1",
-                             shim_mounts ? std::to_string(kSeccompFd) : "-1"});
+                             shim_mounts ? std::to_string(kSeccompFd) : "-1", req.exe.empty() ? "-" : req.exe});
   }
   argv.insert(argv.end(), req.command.begin(), req.command.end());
   std::vector<std::pair<int, int>> dups = {{args_rd.get(), kArgsFd}, {status_wr.get(), kStatusFd}};

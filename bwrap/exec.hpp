@@ -20,6 +20,7 @@ struct ExecRequest {
   // its options, which come last):
   int seccomp_fd = -1;  // fd 5: the compiled filter (the options say --seccomp 5)
   std::vector<std::string> command;
+  std::string exe;  // command[0] found on PATH already ("" = the shim searches PATH)
   std::vector<std::string> env;
   std::optional<double> timeout_seconds;
   // The observer: the command runs as `shim 6 7 COMMAND...` with the observer filter on fd 6 and

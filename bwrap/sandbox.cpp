@@ -308,6 +308,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   req.shim_mounts_fd = mounts_fd.get();
   const bool mount_api = shim_mounts_available();
   req.command = run.command;
+  req.exe = run.exe;
   req.env = sandbox_environment(run.env);
   req.timeout_seconds = run.timeout_seconds;
   req.limits = fmt::format("{}:{}:{}", run.cpu_seconds, run.pids, run.memory_mb);

@@ -17,6 +17,7 @@ namespace wb::lnx {
 struct LinuxRun {
   FsPolicy policy;
   std::vector<std::string> command;  // resolved argv
+  std::string exe;  // where command[0] was found on PATH ("" = let the shim search PATH)
   std::string cwd;
   std::string home;
   std::vector<std::string> env;  // the command's environment

@@ -10,7 +10,8 @@
  *     A failing step is reported on ERR_FD as {step, errno}.
  *   (reaper, forked by the keeper): pid 1 of that pid namespace, armed likewise; starts bwrap
  *     and reaps. When it dies, the kernel ends every process of the namespace and below.
- *   wavebox-shim BPF_FD SOCK_FD LIMITS MOUNTS_FD FILTER_FD COMMAND [ARG...]
+ *   wavebox-shim BPF_FD SOCK_FD LIMITS MOUNTS_FD FILTER_FD EXE COMMAND [ARG...]
+ *     EXE is where wavebox found COMMAND on PATH ("-": search PATH here).
  *     LIMITS is "CPU_SECONDS:PROCESSES:MEMORY_MB" (0 = none), set as RLIMIT_CPU, RLIMIT_NPROC
  *     (counted per user namespace since Linux 5.14, so it bounds the sandbox's own processes)
  *     and RLIMIT_AS on the command.
@@ -439,9 +440,27 @@ static int observed_init(char** argv) {
       r.rlim_cur = r.rlim_max = mem * 1024 * 1024;
       if (setrlimit(RLIMIT_AS, &r) != 0) _exit(die("RLIMIT_AS"));
     }
-    execvp(argv[6], argv + 6);
+    /* wavebox found the command on PATH already (the sandbox sees the same PATH and files):
+     * no failed exec per PATH entry before it. Any failure leaves it to execvp, as before. */
+    const char* file = strcmp(argv[6], "-") != 0 ? argv[6] : argv[7];
+    if (file != argv[7]) execv(file, argv + 7);
+    execvp(argv[7], argv + 7);
     int err = errno;
-    fprintf(stderr, "wavebox: %s: %s\n", argv[6], err == ENOENT ? "command not found" : strerror(err));
+    if (err == ENOEXEC) {
+      /* An executable text without "#!": a shell runs it, as execvp(3) does in glibc and as
+       * shells do (musl's execvp leaves it to the caller). */
+      int n = 0;
+      while (argv[7 + n]) ++n;
+      char** sh = calloc((size_t)n + 2, sizeof *sh);
+      if (sh) {
+        sh[0] = "sh";
+        sh[1] = (char*)file;
+        for (int i = 1; i < n; ++i) sh[i + 1] = argv[7 + i];
+        execv("/bin/sh", sh);
+      }
+      err = ENOEXEC;
+    }
+    fprintf(stderr, "wavebox: %s: %s\n", argv[7], err == ENOENT ? "command not found" : strerror(err));
     _exit(err == ENOENT ? 127 : 126);
   }
   /* As init: reap everything; when the command ends, so does the sandbox. */
@@ -450,8 +469,8 @@ static int observed_init(char** argv) {
 
 int main(int argc, char** argv) {
   if (argc >= 2 && strcmp(argv[1], "keeper") == 0) return keeper(argc, argv);
-  if (argc < 7) {
-    fprintf(stderr, "wavebox-shim: usage: wavebox-shim BPF_FD SOCK_FD LIMITS MOUNTS_FD FILTER_FD COMMAND [ARG...]\n");
+  if (argc < 8) {
+    fprintf(stderr, "wavebox-shim: usage: wavebox-shim BPF_FD SOCK_FD LIMITS MOUNTS_FD FILTER_FD EXE COMMAND [ARG...]\n");
     return 125;
   }
   return observed_init(argv);

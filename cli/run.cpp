@@ -224,6 +224,7 @@ int run_or_wrap(const Options& o, bool dry) {
   }
   if (exe.empty()) return report_error(make_error(ErrorKind::kNotFound, fmt::format("{}: command not found", argv[0])));
   run.command = argv;
+  run.exe = exe;
   run.bwrap = bwrap.path;
   std::copy(std::begin(bwrap.version), std::end(bwrap.version), run.bwrap_version);
   run.state = *state;

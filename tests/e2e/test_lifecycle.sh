@@ -11,6 +11,10 @@ check "a missing command gives 127" [ "$RC" -eq 127 ]
 printf 'echo hi\n' > "$WS/noexec.sh"
 wb run -- ./noexec.sh
 check "a non-executable command gives 126" [ "$RC" -eq 126 ]
+chmod +x "$WS/noexec.sh"
+printf 'echo "no-shebang: $*"\n' > "$WS/noexec.sh"
+wb run -- ./noexec.sh a "b c"
+check "an executable script without #! runs through sh, with its arguments" [ "$OUT" = "no-shebang: a b c" ]
 rm -f "$WS/noexec.sh"
 echo '{"sandbox":{"enabled":true,"resources":{"timeoutSeconds":1}}}' > "$SCRATCH/t.json"
 start=$(date +%s)
