@@ -203,16 +203,19 @@ Result<int> exec_bwrap(const ExecRequest& req) {
   };
   auto options = req.prepare();
   if (!options.ok()) return abort_child(options.error());
-  if (auto st = receive_listeners(*child); !st) return fail(st.error());
-  if (req.on_listeners) {
-    auto st = req.on_listeners(std::move(child->http_listener), std::move(child->socks_listener));
-    if (!st) return abort_child(st.error());
-  }
   if (req.seccomp_fd >= 0) ::lseek(req.seccomp_fd, 0, SEEK_SET);
   if (observe) ::lseek(req.observer_bpf_fd, 0, SEEK_SET);
   if (req.shim_mounts_fd >= 0) ::lseek(req.shim_mounts_fd, 0, SEEK_SET);
   if (auto st = send_options(*options, args_wr.get()); !st) return abort_child(st.error());
   args_wr.reset();
+  // The proxy starts while bwrap builds the sandbox: the command cannot connect before the
+  // shim has our acknowledgement, which comes after this (connections would wait in the
+  // listeners' backlog anyway).
+  if (auto st = receive_listeners(*child); !st) return fail(st.error());
+  if (req.on_listeners) {
+    auto st = req.on_listeners(std::move(child->http_listener), std::move(child->socks_listener));
+    if (!st) return abort_child(st.error());
+  }
   if (auto st = await_bwrap(*child); !st) return abort_child(st.error());
   pid_t reaper_pid = child->reaper_pid;  // pid 1 of the sandbox's outer pid namespace
   status_wr.reset();
