@@ -88,6 +88,7 @@ static int listener(int port) {
   return s;
 }
 
+/* The C twin of core/sys/fdpass.cpp's send_fds: this static program links no C++ library. */
 static int send_fds(int sock, const int* fds, int n, const void* data, size_t len) {
   union {
     char buf[CMSG_SPACE(sizeof(int) * 4)];
