@@ -345,15 +345,15 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
     stubs.sweep();
     p = WB_TRY(prepare(run, &stubs));
     t1 = now_ms();
+    auto split = split_mounts(p.plan);
     log::info(fmt::format("prepared in {:.2f} ms: {} mounts ({} by the shim), {} stubs", t1 - t0, p.plan.mounts.size(),
-                          mount_api ? split_mounts(p.plan).shim.size() : 0, stubs.held()));
+                          mount_api ? split.shim.size() : 0, stubs.held()));
     for (const auto& w : p.plan.warnings) log::warn(w);
     log::timing("planned");
     // The filter is part of the sandbox: if it cannot be built, nothing runs (fail closed).
     WB_TRY(compile_seccomp(seccomp_rules({run.allow_unix_sockets}), filter_fd.get()));
     WB_TRY(compile_observer(observer_fd.get()));
     RunSpec spec{run.command, run.cwd, run.env, true, kSeccompFd, true};
-    auto split = split_mounts(p.plan);
     spec.shim_mounts = mount_api && !split.shim.empty();
     if (spec.shim_mounts) {
       std::string list = render_shim_mounts(split.shim, p.facts);
