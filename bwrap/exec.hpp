@@ -28,7 +28,7 @@ struct ExecRequest {
   std::string shim;
   std::string limits = "0:0:0";  // CPU seconds : processes : memory MB for the command (0 = none)
   int observer_bpf_fd = -1;
-  // fd 8: the read-only mounts the shim places (render_shim_mounts), filled in `prepare`; when
+  // fd 8: the mounts the shim places (render_shim_mounts), filled in `prepare`; when
   // the list is not empty the shim also loads the filter of seccomp_fd (bwrap is not given it).
   int shim_mounts_fd = -1;
   Observer* observer = nullptr;

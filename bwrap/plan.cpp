@@ -247,52 +247,38 @@ bool read_masked(const Plan& plan, const std::string& path) {
   return masked;
 }
 
-MountSplit split_mounts(const Plan& plan) {
-  MountSplit split;
-  const auto& ops = plan.mounts;
-  auto is_mask = [](const MountOp& o) { return o.kind == MountKind::kMaskDir || o.kind == MountKind::kMaskFile; };
-  auto is_writable = [](const MountOp& o) {
-    return o.kind == MountKind::kRwBind || o.kind == MountKind::kPin || (o.kind == MountKind::kCarve && o.writable);
-  };
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const MountOp& op = ops[i];
-    bool ok = op.kind == MountKind::kRoBind || op.kind == MountKind::kMaskFile ||
-              (op.kind == MountKind::kCarve && !op.writable) || (op.kind == MountKind::kMaskDir && !op.has_inner);
-    if (op.kind == MountKind::kPin) {
-      // A pin re-binds a path onto itself, writable as it is, inside a writable root bwrap
-      // binds: the shim's copy of it is the same directory with the same flags.
-      ok = std::any_of(ops.begin(), ops.end(), [&](const MountOp& o) {
-        return o.kind == MountKind::kRwBind && o.path != op.path && paths::is_within(op.path, o.path);
-      });
-    }
-    for (size_t j = 0; ok && j < ops.size(); ++j) {
-      if (j == i) continue;
-      const MountOp& o = ops[j];
-      if (is_mask(o) && paths::is_within(op.path, o.path)) ok = false;
-      if (j < i && is_writable(o) && o.path != op.path && paths::is_within(o.path, op.path)) ok = false;
-    }
-    (ok ? split.shim : split.bwrap).push_back(op);
-  }
-  return split;
+bool shim_can_place(const Plan& plan) {
+  return std::none_of(plan.mounts.begin(), plan.mounts.end(), [](const MountOp& op) {
+    return paths::is_within(op.path, "/dev") || paths::is_within(op.path, "/proc");
+  });
 }
 
-std::string render_shim_mounts(const std::vector<MountOp>& ops, const LinuxFacts& facts) {
+std::string render_shim_mounts(const Plan& plan, const LinuxFacts& facts, const std::string& console) {
   std::string out;
-  auto record = [&](const char* kind, const std::string& src, const std::string& dst) {
-    for (const std::string& f : {std::string(kind), src, dst}) {
+  auto record = [&](const char* kind, const std::string& a, const std::string& dst) {
+    for (const std::string& f : {std::string(kind), a, dst}) {
       out += f;
       out += '\0';
     }
   };
-  for (const auto& op : ops) {
+  record("root", plan.filesystem_open ? "rw" : "ro", "/");
+  record("dev", console, "/dev");
+  for (const auto& op : plan.mounts) {
     switch (op.kind) {
+      case MountKind::kRwBind:
+      case MountKind::kPin: record("rw", op.path, op.path); break;
+      case MountKind::kCarve: record(op.writable ? "rw" : "ro", op.path, op.path); break;
+      case MountKind::kRoBind: record("ro", op.path, op.path); break;
       case MountKind::kMaskFile: record("ro", facts.placeholder_file, op.path); break;
-      case MountKind::kMaskDir: record("tmpfs", op.path, op.path); break;
-      case MountKind::kPin: record("pin", op.path, op.path); break;
-      default: record("ro", op.path, op.path); break;
+      case MountKind::kMaskDir: record("tmpfs", op.has_inner ? "0711" : "0000", op.path); break;
     }
   }
   return out;
+}
+
+std::string render_shim_devices_read_only() {
+  using namespace std::string_literals;
+  return "devices-ro\0\0/dev\0"s;
 }
 
 std::vector<std::string> render_args(const Plan& plan, const LinuxFacts& facts, const RunSpec& run) {
@@ -305,13 +291,22 @@ std::vector<std::string> render_args(const Plan& plan, const LinuxFacts& facts, 
   bool v08 = facts.bwrap_version[0] > 0 || facts.bwrap_version[1] >= 8;
   if (v08) a.push_back("--disable-userns");
   a.insert(a.end(), {"--cap-drop", "ALL"});
-  // Only for the shim's mounts: it drops both (bounding set included) before the command.
-  if (run.shim_mounts) a.insert(a.end(), {"--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP"});
+  if (run.shim_mounts != ShimMounts::kNone) {
+    // Only for the shim's mounts: it drops both (bounding set included) before the command.
+    a.insert(a.end(), {"--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP"});
+  }
+  if (run.shim_mounts == ShimMounts::kAll) {
+    // The host's tree as it is (the shim takes its sources from it, then makes it read-only and
+    // builds /dev) and bwrap's own /proc.
+    a.insert(a.end(), {"--dev-bind", "/", "/", "--proc", "/proc"});
+    if (run.shim_is_init) a.push_back("--as-pid-1");
+    a.insert(a.end(), {"--chdir", run.cwd});
+    return a;
+  }
   a.insert(a.end(), {plan.filesystem_open ? "--bind" : "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                      "--perms", "1777", "--tmpfs", "/dev/shm"});
   std::vector<std::string> remount;
-  std::vector<MountOp> bwrap_ops = run.shim_mounts ? split_mounts(plan).bwrap : plan.mounts;
-  for (const auto& op : bwrap_ops) {
+  for (const auto& op : plan.mounts) {
     switch (op.kind) {
       case MountKind::kRwBind:
       case MountKind::kPin:
@@ -333,7 +328,7 @@ std::vector<std::string> render_args(const Plan& plan, const LinuxFacts& facts, 
     }
   }
   for (const auto& r : remount) a.insert(a.end(), {"--remount-ro", r});
-  if (run.seccomp_fd >= 0 && !run.shim_mounts) a.insert(a.end(), {"--seccomp", std::to_string(run.seccomp_fd)});
+  if (run.seccomp_fd >= 0 && run.shim_mounts == ShimMounts::kNone) a.insert(a.end(), {"--seccomp", std::to_string(run.seccomp_fd)});
   // wavebox-shim is pid 1 and reaps: it arms its parent-death signal before anything runs,
   // which bwrap's own init only does after starting the command.
   if (run.shim_is_init) a.push_back("--as-pid-1");

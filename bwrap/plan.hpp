@@ -56,6 +56,8 @@ struct Plan {
   std::vector<std::string> warnings;
 };
 
+enum class ShimMounts { kNone, kDevicesReadOnly, kAll };
+
 struct RunSpec {
   std::vector<std::string> command;  // argv of the user command
   std::string cwd;
@@ -63,30 +65,27 @@ struct RunSpec {
   bool share_net = false;        // network rules off (not used yet: the proxy issue)
   int seccomp_fd = -1;           // fd of a compiled filter, or -1
   bool shim_is_init = false;     // wavebox-shim runs as pid 1 (--as-pid-1)
-  // The mounts split_mounts gives the shim are placed by wavebox-shim instead of bwrap: bwrap
-  // keeps CAP_SYS_ADMIN and CAP_SETPCAP for it (the shim drops every capability before the
-  // command) and does not load the seccomp filter (the shim does, after the mounts).
-  bool shim_mounts = false;
+  // Who places the mounts besides bwrap: kNone (bwrap alone, as `wavebox wrap` prints it),
+  // kAll (wavebox-shim places every planned mount and builds /dev; bwrap binds the host's tree and
+  // mounts /proc only), kDevicesReadOnly (bwrap places them all; the shim re-mounts the device
+  // nodes bwrap bound writable read-only). With a shim role, bwrap keeps CAP_SYS_ADMIN and
+  // CAP_SETPCAP for it (the shim drops every capability before the command) and does not load
+  // the seccomp filter (the shim does, after the mounts).
+  ShimMounts shim_mounts = ShimMounts::kNone;
 };
 
-// The mounts wavebox-shim can place itself, after bwrap, in a mount namespace of its own with
-// the new mount API (a few microseconds each; bwrap re-reads the whole mount table after each of
-// its own): read-only binds of a path onto itself, unreadable-file masks, plain directory masks
-// and pins (a path re-bound onto itself inside a writable root, so it cannot be renamed), each
-// only when no mask at or above it hides its source and no earlier writable mount lies below it
-// (bwrap's recursive read-only remount would have covered that one). Everything else, in its
-// order, stays with bwrap: the writable roots above all, whose sources the shim cannot reach
-// writable. Placing a read-only mount after the mounts that were planned below it keeps their
-// flags, as bwrap's order did.
-struct MountSplit {
-  std::vector<MountOp> bwrap, shim;
-};
-MountSplit split_mounts(const Plan& plan);
+// Whether wavebox-shim can place every mount of the plan (ShimMounts::kAll): not when one lies
+// in /dev or /proc, which the shim builds or bwrap mounts after the shim's sources are taken.
+bool shim_can_place(const Plan& plan);
 
-// The shim's mount list: records of three NUL-terminated fields, KIND SOURCE TARGET, where KIND
-// is "ro" (a read-only bind of SOURCE at TARGET), "pin" (a bind of TARGET onto itself, its
-// flags kept) or "tmpfs" (an empty read-only tmpfs, mode 0000, at TARGET; SOURCE repeats it).
-std::string render_shim_mounts(const std::vector<MountOp>& ops, const LinuxFacts& facts);
+// The shim's mount list for ShimMounts::kAll: records of three NUL-terminated fields, KIND A
+// TARGET. First "root" ("ro"|"rw") "/", then "dev" CONSOLE "/dev" (CONSOLE: the terminal to bind
+// at /dev/console, or empty), then the plan's mounts in order: "rw" SOURCE TARGET and "ro" SOURCE
+// TARGET (binds of the host's SOURCE), "tmpfs" MODE TARGET (a directory mask: mode 0000, or 0711
+// when it holds mounts, read-only once they are placed). For kDevicesReadOnly the list is the
+// single record "devices-ro" "" "/dev".
+std::string render_shim_mounts(const Plan& plan, const LinuxFacts& facts, const std::string& console);
+std::string render_shim_devices_read_only();
 
 // Computes the ordered mount list, or the stubs needed first, or an error for a guard that cannot
 // be placed (a guarded symlink inside a writable tree).

@@ -288,7 +288,17 @@ bool shim_mounts_available() {
   struct mount_attr attr {};
   if (::syscall(SYS_mount_setattr, -1, "", AT_EMPTY_PATH, &attr, sizeof attr) != 0 && errno == ENOSYS) return false;
   if (::syscall(SYS_move_mount, -1, "", -1, "", MOVE_MOUNT_F_EMPTY_PATH) != 0 && errno == ENOSYS) return false;
+  if (::syscall(SYS_fsopen, "", 0) < 0 && errno == ENOSYS) return false;
+  if (::syscall(SYS_fsconfig, -1, 0, nullptr, nullptr, 0) != 0 && errno == ENOSYS) return false;
+  if (::syscall(SYS_fsmount, -1, 0, 0) < 0 && errno == ENOSYS) return false;
   return true;
+}
+
+// The terminal bwrap would bind at /dev/console: the one on stdout, if it is one.
+static std::string console_device() {
+  if (!::isatty(1)) return "";
+  const char* name = ::ttyname(1);
+  return name ? name : "";
 }
 
 Result<RunOutcome> run_sandboxed(LinuxRun run) {
@@ -345,21 +355,22 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
     stubs.sweep();
     p = WB_TRY(prepare(run, &stubs));
     t1 = now_ms();
-    auto split = split_mounts(p.plan);
-    log::info(fmt::format("prepared in {:.2f} ms: {} mounts ({} by the shim), {} stubs", t1 - t0, p.plan.mounts.size(),
-                          mount_api ? split.shim.size() : 0, stubs.held()));
+    // wavebox-shim places every mount where the kernel lets it; else bwrap does, and the shim
+    // only makes the device nodes bwrap bound writable read-only.
+    const ShimMounts mode = mount_api && shim_can_place(p.plan) ? ShimMounts::kAll : ShimMounts::kDevicesReadOnly;
+    log::info(fmt::format("prepared in {:.2f} ms: {} mounts (placed by {}), {} stubs", t1 - t0, p.plan.mounts.size(),
+                          mode == ShimMounts::kAll ? "the shim" : "bwrap", stubs.held()));
     for (const auto& w : p.plan.warnings) log::warn(w);
     log::timing("planned");
     // The filter is part of the sandbox: if it cannot be built, nothing runs (fail closed).
     WB_TRY(compile_seccomp(seccomp_rules({run.allow_unix_sockets}), filter_fd.get()));
     WB_TRY(compile_observer(observer_fd.get()));
     RunSpec spec{run.command, run.cwd, run.env, true, kSeccompFd, true};
-    spec.shim_mounts = mount_api && !split.shim.empty();
-    if (spec.shim_mounts) {
-      std::string list = render_shim_mounts(split.shim, p.facts);
-      if (::pwrite(mounts_fd.get(), list.data(), list.size(), 0) != static_cast<ssize_t>(list.size())) {
-        return make_error(ErrorKind::kSandboxFailed, "cannot write the shim's mount list");
-      }
+    spec.shim_mounts = mode;
+    std::string list = mode == ShimMounts::kAll ? render_shim_mounts(p.plan, p.facts, console_device())
+                                                : render_shim_devices_read_only();
+    if (::pwrite(mounts_fd.get(), list.data(), list.size(), 0) != static_cast<ssize_t>(list.size())) {
+      return make_error(ErrorKind::kSandboxFailed, "cannot write the shim's mount list");
     }
     std::string options = bwrap_options(render_args(p.plan, p.facts, spec));
     missing = missing_unstubbed(run.policy, p.facts);

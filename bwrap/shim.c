@@ -16,9 +16,10 @@
  *     (counted per user namespace since Linux 5.14, so it bounds the sandbox's own processes)
  *     and RLIMIT_AS on the command.
  *     pid 1 of bwrap's namespace (bwrap --as-pid-1): arms its parent-death signal; when the
- *     list of MOUNTS_FD (-1: none) is not empty, places the read-only mounts listed there (bwrap/plan.hpp,
- *     render_shim_mounts) in a mount namespace of its own with the new mount API, checks each
- *     is read-only, and enters its working directory again so it lies on top of them; drops
+ *     list of MOUNTS_FD (-1: none) is not empty, places the mounts listed there (bwrap/plan.hpp,
+ *     render_shim_mounts: all of them, /dev included, with the new mount API; or, where bwrap
+ *     placed them, only re-mounts the device nodes read-only) in a mount namespace of its own,
+ *     checks what must be read-only is, and enters its working directory again; drops
  *     every capability (bounding and ambient sets included) and checks that none is left; after
  *     placing mounts loads the main seccomp filter of FILTER_FD itself (bwrap was not given
  *     it), else checks that bwrap loaded one;
@@ -48,6 +49,8 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -155,27 +158,189 @@ static char* read_all(int fd, size_t* len) {
 }
 
 static int fail_at(const char* what, const char* path) {
-  fprintf(stderr, "wavebox: error: placing the read-only mount at %s: %s: %s\n", path, what, strerror(errno));
+  fprintf(stderr, "wavebox: error: placing the mount at %s: %s: %s\n", path, what, strerror(errno));
   return 125;
 }
 
-/* A bind of src (with what is mounted below it) at dst: a detached copy, nosuid and nodev, and
- * read-only on its top mount when asked (the mounts below keep their own flags, as in bwrap's
- * order), moved there. */
-static int bind_at(const char* src, const char* dst, int read_only) {
-  int t = (int)syscall(SYS_open_tree, AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-  if (t < 0) return fail_at("open_tree", dst);
+static int set_attr(int dfd, const char* path, unsigned flags, unsigned long long set, unsigned long long clr) {
   struct mount_attr a;
   memset(&a, 0, sizeof a);
-  a.attr_set = (read_only ? MOUNT_ATTR_RDONLY : 0) | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-  if (syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH, &a, sizeof a) != 0) return fail_at("mount_setattr", dst);
+  a.attr_set = set;
+  a.attr_clr = clr;
+  return (int)syscall(SYS_mount_setattr, dfd, path, flags, &a, sizeof a);
+}
+
+/* A detached copy of what is mounted at path (and below it), with the given flags added to
+ * every mount of the copy; -1 after saying why. */
+static int clone_tree(const char* path, const char* dst, unsigned long long set) {
+  int t = (int)syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+  if (t < 0) {
+    fail_at("open_tree", dst);
+    return -1;
+  }
+  if (set_attr(t, "", AT_EMPTY_PATH | AT_RECURSIVE, set, 0) != 0) {
+    fail_at("mount_setattr", dst);
+    close(t);
+    return -1;
+  }
+  return t;
+}
+
+static int move_to(int t, const char* dst) {
   if (syscall(SYS_move_mount, t, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) != 0) return fail_at("move_mount", dst);
   close(t);
   return 0;
 }
 
-/* The mounts of MOUNTS_FD, each read-only one checked once placed. *placed: whether there were any
- * (then bwrap was not given the seccomp filter, and we load it). */
+/* A new mount of a kernel filesystem (tmpfs, devpts), detached, with its options; -1 after
+ * saying why. */
+static int new_fs(const char* type, const char* const* opts, unsigned attrs, const char* dst) {
+  int fs = (int)syscall(SYS_fsopen, type, FSOPEN_CLOEXEC);
+  if (fs < 0) return fail_at("fsopen", dst), -1;
+  for (int i = 0; opts[i]; i += 2) {
+    int r = opts[i + 1] ? (int)syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, opts[i], opts[i + 1], 0)
+                        : (int)syscall(SYS_fsconfig, fs, FSCONFIG_SET_FLAG, opts[i], NULL, 0);
+    if (r != 0) return fail_at(opts[i], dst), close(fs), -1;
+  }
+  if (syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) != 0) return fail_at("fsconfig", dst), close(fs), -1;
+  int m = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, attrs);
+  close(fs);
+  if (m < 0) return fail_at("fsmount", dst), -1;
+  return m;
+}
+
+/* Creates a missing mount point (and its missing parents): only ever inside a directory mask this
+ * shim placed, as the host's paths were there when planned (bwrap creates them likewise). */
+static int ensure_point(const char* path, int is_dir) {
+  struct stat st;
+  if (lstat(path, &st) == 0 || errno != ENOENT) return 0;
+  char buf[4096];
+  if (strlen(path) >= sizeof buf) return errno = ENAMETOOLONG, -1;
+  strcpy(buf, path);
+  for (char* s = strchr(buf + 1, '/'); s; s = strchr(s + 1, '/')) {
+    *s = 0;
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+    *s = '/';
+  }
+  if (is_dir) return mkdir(buf, 0755) == 0 || errno == EEXIST ? 0 : -1;
+  int fd = open(buf, O_WRONLY | O_CREAT | O_CLOEXEC, 0444);
+  if (fd < 0) return -1;
+  close(fd);
+  return 0;
+}
+
+static int must_be_read_only(const char* path) {
+  struct statvfs sv;
+  if (statvfs(path, &sv) != 0) return fail_at("statvfs", path);
+  if (!(sv.f_flag & ST_RDONLY)) {
+    errno = EROFS;
+    return fail_at("not read-only after mounting", path);
+  }
+  return 0;
+}
+
+static const char* const kDevNodes[] = {"null", "zero", "full", "random", "urandom", "tty", NULL};
+
+/* The sandbox's /dev, as bwrap --dev builds it, but each device node a read-only bind (nobody
+ * inside may chmod, chown or touch the host's node; reading and writing the device still work).
+ * nodes[]: detached copies of the host's nodes, taken before anything covered them. */
+static int build_dev(const int* nodes, int console) {
+  static const char* const dev_opts[] = {"mode", "0755", NULL};
+  int m = new_fs("tmpfs", dev_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/dev");
+  if (m < 0) return 125;
+  int n = 0;
+  for (; kDevNodes[n]; ++n) {
+    int fd = openat(m, kDevNodes[n], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+    if (fd < 0) return fail_at("creating a node's mount point", "/dev");
+    close(fd);
+  }
+  if (console >= 0) {
+    int fd = openat(m, "console", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+    if (fd < 0) return fail_at("creating the console's mount point", "/dev");
+    close(fd);
+  }
+  static const char* const links[][2] = {{"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"},
+                                         {"stderr", "/proc/self/fd/2"}, {"fd", "/proc/self/fd"},
+                                         {"core", "/proc/kcore"},       {"ptmx", "pts/ptmx"}};
+  for (size_t i = 0; i < sizeof links / sizeof links[0]; ++i) {
+    if (symlinkat(links[i][1], m, links[i][0]) != 0) return fail_at("a symbolic link", "/dev");
+  }
+  if (mkdirat(m, "shm", 0755) != 0 || mkdirat(m, "pts", 0755) != 0) return fail_at("mkdir", "/dev");
+  if (move_to(m, "/dev") != 0) return 125;
+  char dst[64];
+  for (int i = 0; i < n; ++i) {
+    snprintf(dst, sizeof dst, "/dev/%s", kDevNodes[i]);
+    if (move_to(nodes[i], dst) != 0) return 125;
+  }
+  if (console >= 0 && move_to(console, "/dev/console") != 0) return 125;
+  static const char* const pts_opts[] = {"newinstance", NULL, "ptmxmode", "0666", "mode", "620", NULL};
+  int pts = new_fs("devpts", pts_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, "/dev/pts");
+  if (pts < 0 || move_to(pts, "/dev/pts") != 0) return 125;
+  static const char* const shm_opts[] = {"mode", "1777", NULL};
+  int shm = new_fs("tmpfs", shm_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, "/dev/shm");
+  if (shm < 0 || move_to(shm, "/dev/shm") != 0) return 125;
+  for (int i = 0; i < n; ++i) {
+    snprintf(dst, sizeof dst, "/dev/%s", kDevNodes[i]);
+    if (must_be_read_only(dst) != 0) return 125;
+  }
+  return 0;
+}
+
+/* A detached read-only copy of the host's device node at path (a character device, or -1). */
+static int clone_node(const char* path) {
+  int t = clone_tree(path, path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+  if (t < 0) return -1;
+  struct stat st;
+  if (fstat(t, &st) != 0 || !S_ISCHR(st.st_mode)) {
+    errno = ENODEV;
+    fail_at("not a character device", path);
+    close(t);
+    return -1;
+  }
+  return t;
+}
+
+/* Fallback (no mount API): bwrap built /dev and bound the host's nodes writable; make each
+ * read-only with a bind remount, keeping the flags it has (locked ones must be repeated). */
+static int devices_read_only(void) {
+  static const char* const nodes[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+                                      "/dev/urandom", "/dev/tty", "/dev/console", NULL};
+  for (int i = 0; nodes[i]; ++i) {
+    struct statvfs sv;
+    if (statvfs(nodes[i], &sv) != 0) {
+      if (errno == ENOENT) continue; /* /dev/console: only with a terminal */
+      return fail_at("statvfs", nodes[i]);
+    }
+    unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY;
+    if (sv.f_flag & ST_NOSUID) flags |= MS_NOSUID;
+    if (sv.f_flag & ST_NODEV) flags |= MS_NODEV;
+    if (sv.f_flag & ST_NOEXEC) flags |= MS_NOEXEC;
+    if (sv.f_flag & ST_NOATIME) flags |= MS_NOATIME;
+    if (sv.f_flag & ST_NODIRATIME) flags |= MS_NODIRATIME;
+    if (sv.f_flag & ST_RELATIME) flags |= MS_RELATIME;
+    if (mount(NULL, nodes[i], NULL, flags, NULL) != 0) return fail_at("remount read-only", nodes[i]);
+    if (must_be_read_only(nodes[i]) != 0) return 125;
+  }
+  return 0;
+}
+
+struct record {
+  const char* kind;
+  const char* a;
+  const char* path;
+  int fd;
+  int is_dir;
+};
+
+/* The mounts of MOUNTS_FD (bwrap/plan.hpp, render_shim_mounts). *placed: whether there were
+ * any (then bwrap was not given the seccomp filter, and we load it).
+ *
+ * The whole list: bwrap gave us the host's tree (--dev-bind / /) and its own /proc. In a mount
+ * namespace of our own: copies of everything the list binds are taken first, from the host's
+ * tree, as bwrap takes its sources from the old root; then every mount of the tree is made
+ * nosuid, nodev and (unless the filesystem is open) read-only in one call; /dev is built; the
+ * copies and masks are placed in the planned order; directory masks that hold mounts become
+ * read-only last; what must be read-only is checked. */
 static int place_mounts(int fd, int* placed) {
   size_t len = 0;
   char* buf = read_all(fd, &len);
@@ -186,44 +351,77 @@ static int place_mounts(int fd, int* placed) {
     free(buf);
     return 0;
   }
-  if (unshare(CLONE_NEWNS) != 0) return die("a mount namespace for the read-only mounts");
-  char* p = buf;
-  char* end = buf + len;
-  while (p < end) {
-    char* f[3];
+  size_t cap = 8, n = 0;
+  struct record* r = malloc(cap * sizeof *r);
+  for (char *p = buf, *end = buf + len; p < end;) {
+    if (n == cap) r = realloc(r, (cap *= 2) * sizeof *r);
+    if (!r) return die("the mount list");
+    const char* f[3];
     for (int i = 0; i < 3; ++i) {
-      if (p >= end) {
-        errno = EINVAL;
-        return die("the mount list");
-      }
+      if (p >= end) return errno = EINVAL, die("the mount list");
       f[i] = p;
       p += strlen(p) + 1;
     }
-    if (strcmp(f[0], "pin") == 0) {
-      /* Writable as it was: only its being a mount point matters (it cannot be renamed). */
-      if (bind_at(f[1], f[2], 0) != 0) return 125;
+    r[n++] = (struct record){f[0], f[1], f[2], -1, 0};
+  }
+  if (unshare(CLONE_NEWNS) != 0) return die("a mount namespace of its own");
+  if (n == 1 && strcmp(r[0].kind, "devices-ro") == 0) return devices_read_only();
+  if (n < 2 || strcmp(r[0].kind, "root") != 0 || strcmp(r[1].kind, "dev") != 0) return errno = EINVAL, die("the mount list");
+
+  int nodes[sizeof kDevNodes / sizeof kDevNodes[0]];
+  char src[64];
+  for (int i = 0; kDevNodes[i]; ++i) {
+    snprintf(src, sizeof src, "/dev/%s", kDevNodes[i]);
+    if ((nodes[i] = clone_node(src)) < 0) return 125;
+  }
+  int console = -1;
+  if (r[1].a[0] && (console = clone_node(r[1].a)) < 0) return 125;
+  for (size_t i = 2; i < n; ++i) {
+    int ro = strcmp(r[i].kind, "ro") == 0;
+    if (strcmp(r[i].kind, "tmpfs") == 0) continue;
+    if (!ro && strcmp(r[i].kind, "rw") != 0) return errno = EINVAL, die("the mount list");
+    r[i].fd = clone_tree(r[i].a, r[i].path, (ro ? MOUNT_ATTR_RDONLY : 0) | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+    if (r[i].fd < 0) return 125;
+    struct stat st;
+    if (fstat(r[i].fd, &st) != 0) return fail_at("fstat", r[i].path);
+    r[i].is_dir = S_ISDIR(st.st_mode);
+  }
+
+  int root_ro = strcmp(r[0].a, "ro") == 0;
+  if (set_attr(AT_FDCWD, "/", AT_RECURSIVE, (root_ro ? MOUNT_ATTR_RDONLY : 0) | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0) != 0) {
+    return fail_at("mount_setattr", "/");
+  }
+  /* bwrap's /proc stays as bwrap made it: writable, its risky corners read-only. */
+  if (root_ro && set_attr(AT_FDCWD, "/proc", 0, 0, MOUNT_ATTR_RDONLY) != 0) return fail_at("mount_setattr", "/proc");
+  if (build_dev(nodes, console) != 0) return 125;
+
+  for (size_t i = 2; i < n; ++i) {
+    if (r[i].fd >= 0) {
+      if (ensure_point(r[i].path, r[i].is_dir) != 0) return fail_at("creating the mount point", r[i].path);
+      if (move_to(r[i].fd, r[i].path) != 0) return 125;
       continue;
     }
-    if (strcmp(f[0], "ro") == 0) {
-      if (bind_at(f[1], f[2], 1) != 0) return 125;
-    } else if (strcmp(f[0], "tmpfs") == 0) {
-      if (syscall(SYS_mount, "tmpfs", f[2], "tmpfs", (unsigned long)(MS_RDONLY | MS_NOSUID | MS_NODEV), "mode=0000") != 0) {
-        return fail_at("mount tmpfs", f[2]);
-      }
-    } else {
-      errno = EINVAL;
-      return die("the mount list");
-    }
-    struct statvfs sv;
-    if (statvfs(f[2], &sv) != 0) return fail_at("statvfs", f[2]);
-    if (!(sv.f_flag & ST_RDONLY)) {
-      errno = EROFS;
-      return fail_at("not read-only after mounting", f[2]);
+    int open_mask = strcmp(r[i].a, "0000") != 0; /* it holds mounts: read-only once they are placed */
+    const char* opts[] = {"mode", r[i].a, NULL};
+    int m = new_fs("tmpfs", opts, (open_mask ? 0 : MOUNT_ATTR_RDONLY) | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, r[i].path);
+    if (m < 0) return 125;
+    if (ensure_point(r[i].path, 1) != 0) return fail_at("creating the mount point", r[i].path);
+    if (move_to(m, r[i].path) != 0) return 125;
+  }
+  for (size_t i = 2; i < n; ++i) {
+    if (strcmp(r[i].kind, "tmpfs") == 0 && strcmp(r[i].a, "0000") != 0 &&
+        set_attr(AT_FDCWD, r[i].path, 0, MOUNT_ATTR_RDONLY, 0) != 0) {
+      return fail_at("mount_setattr", r[i].path);
     }
   }
+  if (root_ro && must_be_read_only("/") != 0) return 125;
+  for (size_t i = 2; i < n; ++i) {
+    if (strcmp(r[i].kind, "rw") != 0 && must_be_read_only(r[i].path) != 0) return 125;
+  }
+  free(r);
   free(buf);
-  /* bwrap entered the working directory before these mounts: enter it again, so a directory
-   * that just became read-only is not reached through the mount underneath. */
+  /* bwrap entered the working directory in the host's tree: enter it again, so it lies on top
+   * of the mounts just placed. */
   char cwd[4096];
   if (!getcwd(cwd, sizeof cwd) || chdir(cwd) != 0) return die("re-entering the working directory");
   return 0;

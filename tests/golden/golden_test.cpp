@@ -105,34 +105,27 @@ LinuxFacts base_facts() {
   return f;
 }
 
+// The default policy planned against base_facts (filled into f).
+Result<Plan> default_plan(LinuxFacts& f) {
+  FsPolicy pol = base_policy();
+  f = base_facts();
+  fill_missing(pol, f);
+  return plan_mounts(pol, f);
+}
+
 }  // namespace
 
 TEST_CASE("plan: default workspace with a repository, a nested repository and read masks") {
-  FsPolicy pol = base_policy();
-  LinuxFacts f = base_facts();
-  fill_missing(pol, f);
-  auto plan = plan_mounts(pol, f);
+  LinuxFacts f;
+  auto plan = default_plan(f);
   REQUIRE(plan.ok());
   CHECK(plan->stubs.empty());
   check_golden("plan_default", render(*plan, f));
 }
 
-TEST_CASE("plan: read-only mounts placed by the shim, the rest by bwrap") {
-  FsPolicy pol = base_policy();
-  LinuxFacts f = base_facts();
-  fill_missing(pol, f);
-  auto plan = plan_mounts(pol, f);
-  REQUIRE(plan.ok());
-  auto split = split_mounts(*plan);
-  CHECK(split.bwrap.size() + split.shim.size() == plan->mounts.size());
-  // The carve inside the ~/.ssh mask needs the host's view: bwrap keeps the mask and the carve.
-  for (const auto& op : split.shim) CHECK_FALSE(paths::is_within(op.path, "/home/u/.ssh"));
-  RunSpec run{{"sh", "-c", "true"}, "/home/u/proj", {}, false, 5};
-  run.shim_mounts = true;
+namespace {
+std::string show_records(const std::string& recs) {
   std::string out;
-  for (const auto& a : render_args(*plan, f, run)) out += a + "\n";
-  out += "-- shim mounts (kind, source, target) --\n";
-  std::string recs = render_shim_mounts(split.shim, f);
   for (size_t i = 0, field = 0; i < recs.size(); ++i) {
     if (recs[i] != '\0') {
       out += recs[i];
@@ -140,24 +133,54 @@ TEST_CASE("plan: read-only mounts placed by the shim, the rest by bwrap") {
       out += ++field % 3 == 0 ? "\n" : " ";
     }
   }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("plan: every mount placed by the shim, bwrap binds the host's tree and mounts /proc") {
+  LinuxFacts f;
+  auto plan = default_plan(f);
+  REQUIRE(plan.ok());
+  REQUIRE(shim_can_place(*plan));
+  RunSpec run{{"sh", "-c", "true"}, "/home/u/proj", {}, false, 5};
+  run.shim_mounts = ShimMounts::kAll;
+  std::string out;
+  for (const auto& a : render_args(*plan, f, run)) out += a + "\n";
+  out += "-- shim mounts (kind, source or mode, target) --\n";
+  std::string recs = render_shim_mounts(*plan, f, "/dev/pts/3");
+  out += show_records(recs);
   check_golden("plan_shim_mounts", out);
+  // One record per planned mount, in the plan's order, after the root and /dev.
+  size_t fields = static_cast<size_t>(std::count(recs.begin(), recs.end(), '\0'));
+  CHECK(fields == 3 * (plan->mounts.size() + 2));
 }
 
-TEST_CASE("plan: a read-only mount above an earlier writable one stays with bwrap") {
+TEST_CASE("plan: the shim's records keep the plan's order and kinds") {
   Plan plan;
   plan.mounts = {{MountKind::kRwBind, "/w"},
                  {MountKind::kRwBind, "/w/a/b"},
                  {MountKind::kRoBind, "/w/a"},
-                 {MountKind::kRoBind, "/w/c"},
+                 {MountKind::kPin, "/w/c"},
                  {MountKind::kMaskFile, "/w/d/secret"},
                  {MountKind::kMaskDir, "/w/e", false, true},
-                 {MountKind::kCarve, "/w/e/f", false}};
-  auto split = split_mounts(plan);
-  std::vector<std::string> shim;
-  for (const auto& op : split.shim) shim.push_back(op.path);
-  CHECK(shim == std::vector<std::string>{"/w/c", "/w/d/secret"});
-  REQUIRE(split.bwrap.size() == 5);
-  CHECK(split.bwrap[2].path == "/w/a");  // order kept
+                 {MountKind::kCarve, "/w/e/f", false},
+                 {MountKind::kCarve, "/w/e/g", true},
+                 {MountKind::kMaskDir, "/w/h", false, false}};
+  LinuxFacts f;
+  f.placeholder_file = "/ph";
+  CHECK(show_records(render_shim_mounts(plan, f, "")) ==
+        "root ro /\ndev  /dev\nrw /w /w\nrw /w/a/b /w/a/b\nro /w/a /w/a\nrw /w/c /w/c\nro /ph /w/d/secret\n"
+        "tmpfs 0711 /w/e\nro /w/e/f /w/e/f\nrw /w/e/g /w/e/g\ntmpfs 0000 /w/h\n");
+  plan.filesystem_open = true;
+  CHECK(show_records(render_shim_mounts(plan, f, "")).rfind("root rw /\n", 0) == 0);
+  CHECK(show_records(render_shim_devices_read_only()) == "devices-ro  /dev\n");
+  CHECK(shim_can_place(plan));
+  plan.mounts.push_back({MountKind::kRwBind, "/dev/shm"});
+  CHECK_FALSE(shim_can_place(plan));
+  plan.mounts.back() = {MountKind::kMaskFile, "/proc/cpuinfo"};
+  CHECK_FALSE(shim_can_place(plan));
+  plan.mounts.back() = {MountKind::kMaskFile, "/devices"};
+  CHECK(shim_can_place(plan));
 }
 
 TEST_CASE("plan: protected paths are re-bound read-only after their writable root, ancestors pinned") {
