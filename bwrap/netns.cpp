@@ -9,7 +9,9 @@
 #include <sched.h>
 #include <signal.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -50,6 +52,41 @@ const char* step_name(int step) {
   ::_exit(127);
 }
 
+struct SpawnChild {
+  const std::string* shim;
+  std::vector<char*>* av;
+  std::vector<char*>* ev;
+  const std::vector<std::pair<int, int>>* dups;
+  int sock, err, sock_fd, err_fd;
+};
+
+int spawn_child(void* arg) {
+  auto* c = static_cast<SpawnChild*>(arg);
+  // Out of the way of the descriptors the dups below create.
+  int sock_hi = ::fcntl(c->sock, F_DUPFD_CLOEXEC, 200);
+  int err_hi = ::fcntl(c->err, F_DUPFD_CLOEXEC, 200);
+  if (sock_hi < 0 || err_hi < 0) ::_exit(127);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int s = 1; s < NSIG; ++s) {
+    if (s != SIGKILL && s != SIGSTOP) ::sigaction(s, &dfl, nullptr);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  // Its own process group: a terminal's Ctrl-C reaches wavebox, which forwards it.
+  ::setpgid(0, 0);
+  if (const struct rlimit* r = sys::original_fd_limit()) ::setrlimit(RLIMIT_NOFILE, r);
+  for (const auto& [from, to] : *c->dups) {
+    if (::dup2(from, to) < 0) child_fail(err_hi, 6);
+  }
+  if (::dup2(sock_hi, c->sock_fd) < 0 || ::dup2(err_hi, c->err_fd) < 0) child_fail(err_hi, 6);
+  // Descriptors the caller leaked must not reach the sandbox.
+  ::syscall(SYS_close_range, static_cast<unsigned>(c->err_fd + 1), ~0U, 0);
+  ::execve(c->shim->c_str(), c->av->data(), c->ev->data());
+  child_fail(c->err_fd, 6);
+}
+
 }  // namespace
 
 Result<NetnsChild> spawn_in_netns(const std::string& shim, const std::vector<std::string>& argv,
@@ -71,31 +108,22 @@ Result<NetnsChild> spawn_in_netns(const std::string& shim, const std::vector<std
   }
   sys::Fd ours(sv[0]), theirs(sv[1]), err_rd(ep[0]), err_wr(ep[1]);
 
-  pid_t pid = ::fork();
-  if (pid < 0) return make_error(ErrorKind::kSandboxFailed, fmt::format("fork failed: {}", std::strerror(errno)));
-  if (pid == 0) {
-    // Out of the way of the descriptors the dups below create.
-    int sock_hi = ::fcntl(theirs.get(), F_DUPFD_CLOEXEC, 200);
-    int err_hi = ::fcntl(err_wr.get(), F_DUPFD_CLOEXEC, 200);
-    if (sock_hi < 0 || err_hi < 0) ::_exit(127);
-    sigset_t none;
-    sigemptyset(&none);
-    for (int s = 1; s < NSIG; ++s) {
-      if (s != SIGKILL && s != SIGSTOP) ::signal(s, SIG_DFL);
-    }
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    // Its own process group: a terminal's Ctrl-C reaches wavebox, which forwards it.
-    ::setpgid(0, 0);
-    if (const struct rlimit* r = sys::original_fd_limit()) ::setrlimit(RLIMIT_NOFILE, r);
-    for (const auto& [from, to] : dups) {
-      if (::dup2(from, to) < 0) child_fail(err_hi, 6);
-    }
-    if (::dup2(sock_hi, sock_fd) < 0 || ::dup2(err_hi, err_fd) < 0) child_fail(err_hi, 6);
-    // Descriptors the caller leaked must not reach the sandbox.
-    ::syscall(SYS_close_range, static_cast<unsigned>(err_fd + 1), ~0U, 0);
-    ::execve(shim.c_str(), av.data(), ev.data());
-    child_fail(err_fd, 6);
-  }
+  // The child shares our memory until it execs (CLONE_VM | CLONE_VFORK, as posix_spawn does):
+  // no copy of wavebox's page tables and no copy-on-write faults afterwards in either process.
+  // It only makes system calls, on its own stack, with every signal blocked until it has reset
+  // their handlers, so none of ours can run in it.
+  SpawnChild c{&shim, &av, &ev, &dups, theirs.get(), err_wr.get(), sock_fd, err_fd};
+  constexpr size_t kStack = 64 * 1024;
+  void* stack = ::mmap(nullptr, kStack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) return make_error(ErrorKind::kSandboxFailed, fmt::format("mmap failed: {}", std::strerror(errno)));
+  sigset_t all, old;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &old);
+  pid_t pid = ::clone(spawn_child, static_cast<char*>(stack) + kStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
+  int clone_errno = errno;
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  ::munmap(stack, kStack);
+  if (pid < 0) return make_error(ErrorKind::kSandboxFailed, fmt::format("clone failed: {}", std::strerror(clone_errno)));
   theirs.reset();
   err_wr.reset();
 

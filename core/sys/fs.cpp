@@ -29,15 +29,21 @@ Result<std::string> read_file(const std::string& path) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return sys_error("open", path, errno);
   std::string out;
-  char buf[65536];
+  // Small reads first: most files read here are a few bytes, and the kernel allocates (and
+  // clears) a buffer of the asked size for each read of a /proc/sys file.
+  size_t chunk = 4096;
   for (;;) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    size_t had = out.size();
+    out.resize(had + chunk);
+    ssize_t n = ::read(fd.get(), out.data() + had, chunk);
     if (n < 0) {
+      out.resize(had);
       if (errno == EINTR) continue;
       return sys_error("read", path, errno);
     }
+    out.resize(had + static_cast<size_t>(n));
     if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
+    if (static_cast<size_t>(n) == chunk && chunk < 65536) chunk *= 4;
   }
   return out;
 }
@@ -102,7 +108,7 @@ std::string find_in_path(const std::string& name, const std::string& path_env) {
     size_t j = env.find(':', i);
     if (j == std::string::npos) j = env.size();
     std::string dir = env.substr(i, j - i);
-    if (dir.empty()) dir = ".";
+    if (dir.empty()) dir.assign(1, '.');  // (not = ".": a false -Wrestrict in GCC 12)
     std::string cand = dir + "/" + name;
     struct stat st;
     if (::stat(cand.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(cand.c_str(), X_OK) == 0) {
