@@ -226,7 +226,7 @@ Result<int> exec_bwrap(const ExecRequest& req) {
   pid_t init_pid = -1;
   int wait_status = 0;
   bool exited = false, timed_out = false, status_eof = false, err_eof = !err_rd.valid();
-  bool observer_lost = false;
+  bool observer_lost = false, ended = false;
   double start = now_s(), exited_at = 0;
   while (!exited || !status_eof || !err_eof || (observe && req.observer->socket_fd() >= 0)) {
     int timeout_ms = -1;
@@ -286,7 +286,11 @@ Result<int> exec_bwrap(const ExecRequest& req) {
       ssize_t r = ::read(status_rd.get(), buf, sizeof buf);
       if (r > 0) {
         status_text.append(buf, static_cast<size_t>(r));
-        if (status_text.find("exit-code") != std::string::npos) log::timing("bwrap reported the exit code");
+        if (!ended && status_text.find("exit-code") != std::string::npos) {
+          ended = true;
+          log::timing("bwrap reported the exit code");
+          if (req.on_sandbox_ended) req.on_sandbox_ended();
+        }
         if (init_pid < 0) {
           init_pid = static_cast<pid_t>(find_json_number(status_text, "\"child-pid\""));
           if (init_pid > 0) log::timing("bwrap reported its child");

@@ -42,6 +42,10 @@ struct ExecRequest {
   std::function<Result<std::string>()> prepare;
   // Called with each complete line the command wrote on stderr, when stderr is relayed.
   std::function<void(const std::string&)> stderr_line;
+  // Called once bwrap reports the command's exit code: pid 1 of the sandbox has ended, and with
+  // it every process inside, so what the sandbox held on the host (stubs) can be given back
+  // while bwrap and the keeper finish.
+  std::function<void()> on_sandbox_ended;
 };
 
 constexpr int kArgsFd = 3;

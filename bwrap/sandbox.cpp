@@ -363,8 +363,8 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
     for (const auto& w : p.plan.warnings) log::warn(w);
     log::timing("planned");
     // The filter is part of the sandbox: if it cannot be built, nothing runs (fail closed).
-    WB_TRY(compile_seccomp(seccomp_rules({run.allow_unix_sockets}), filter_fd.get()));
-    WB_TRY(compile_observer(observer_fd.get()));
+    WB_TRY(compile_seccomp(seccomp_rules({run.allow_unix_sockets}), filter_fd.get(), run.state.root));
+    WB_TRY(compile_observer(observer_fd.get(), run.state.root));
     RunSpec spec{run.command, run.cwd, run.env, true, kSeccompFd, true};
     spec.shim_mounts = mode;
     std::string list = mode == ShimMounts::kAll ? render_shim_mounts(p.plan, p.facts, console_device())
@@ -378,6 +378,10 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
     ::malloc_trim(0);
     log::timing("filters compiled, arguments written");
     return options;
+  };
+  req.on_sandbox_ended = [&] {
+    stubs.release_all();
+    log::timing("stubs released");
   };
   log::timing("starting");
   auto result = exec_bwrap(req);

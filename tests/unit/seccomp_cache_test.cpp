@@ -1,0 +1,84 @@
+// The compiled-program cache of bwrap/seccomp.cpp: same bytes as a fresh compile, used when
+// present, ignored and rewritten when it cannot be a program, one file per recipe.
+#include <catch2/catch.hpp>
+#include <dirent.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "bwrap/seccomp.hpp"
+#include "core/sys/fs.hpp"
+
+using namespace wb;
+using namespace wb::lnx;
+
+namespace {
+
+std::string contents(int fd) {
+  std::string out;
+  char buf[4096];
+  ::lseek(fd, 0, SEEK_SET);
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  ::lseek(fd, 0, SEEK_SET);
+  return out;
+}
+
+std::set<std::string> files(const std::string& dir) {
+  std::set<std::string> out;
+  DIR* d = ::opendir(dir.c_str());
+  while (struct dirent* e = d ? ::readdir(d) : nullptr) {
+    if (e->d_name[0] != '.') out.insert(e->d_name);
+  }
+  if (d) ::closedir(d);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("seccomp: a cached program is the compiled one, used when present, replaced when implausible") {
+  char tmpl[] = "/tmp/wb-bpf-cache-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl) != nullptr);
+  std::string dir = tmpl;
+  sys::Fd fd(::memfd_create("t", MFD_CLOEXEC));
+  REQUIRE(fd.valid());
+  auto rules = seccomp_rules({false});
+
+  REQUIRE(compile_seccomp(rules, fd.get()).ok());
+  std::string fresh = contents(fd.get());
+  REQUIRE(fresh.size() % 8 == 0);
+  CHECK(files(dir).empty());
+
+  REQUIRE(compile_seccomp(rules, fd.get(), dir).ok());
+  CHECK(contents(fd.get()) == fresh);
+  auto after_first = files(dir);
+  REQUIRE(after_first.size() == 1);
+  std::string file = dir + "/" + *after_first.begin();
+  CHECK(sys::read_file(file).value() == fresh);
+
+  // The file is what a later run takes: a (still plausible) program written there comes back.
+  std::string other = fresh;
+  other[0] ^= 1;
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << other;
+  REQUIRE(compile_seccomp(rules, fd.get(), dir).ok());
+  CHECK(contents(fd.get()) == other);
+
+  // Not a whole number of instructions: compiled again and replaced.
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << "1234567";
+  REQUIRE(compile_seccomp(rules, fd.get(), dir).ok());
+  CHECK(contents(fd.get()) == fresh);
+  CHECK(sys::read_file(file).value() == fresh);
+
+  // Other rules, other program, other file; the observer has its own.
+  REQUIRE(compile_seccomp(seccomp_rules({true}), fd.get(), dir).ok());
+  CHECK(contents(fd.get()) != fresh);
+  REQUIRE(compile_observer(fd.get(), dir).ok());
+  CHECK(files(dir).size() == 3);
+
+  for (const auto& f : files(dir)) ::unlink((dir + "/" + f).c_str());
+  ::rmdir(dir.c_str());
+}
