@@ -69,12 +69,9 @@ pid_t only_child(pid_t pid) {
   return c.ok() ? static_cast<pid_t>(std::strtol(c->c_str(), nullptr, 10)) : -1;
 }
 
-// bwrap's json status names its child by its pid inside our pid namespace; from the reaper
-// (ours) down: reaper -> bwrap -> the sandbox's pid 1.
-pid_t sandbox_init(pid_t reaper) {
-  pid_t bwrap = only_child(reaper);
-  return bwrap > 0 ? only_child(bwrap) : -1;
-}
+// bwrap's json status names its child by its pid inside bwrap's pid namespace; from bwrap
+// (pid 1 of the namespace below us) down: bwrap -> the sandbox's pid 1.
+pid_t sandbox_init(pid_t bwrap) { return only_child(bwrap); }
 
 void write_all(int fd, const char* data, size_t len) {
   while (len > 0) {
@@ -194,7 +191,7 @@ Result<int> exec_bwrap(const ExecRequest& req) {
   args_rd.reset();
   pid_t pid = child->pid;
   auto abort_child = [&](Error e) -> Result<int> {
-    // The keeper's death ends the reaper and, with it, bwrap waiting for its options: nothing
+    // The keeper's death ends bwrap, waiting for its options, and its namespace: nothing
     // of the sandbox ran, and nothing is printed.
     ::kill(pid, SIGKILL);
     int ws;
@@ -217,7 +214,7 @@ Result<int> exec_bwrap(const ExecRequest& req) {
     if (!st) return abort_child(st.error());
   }
   if (auto st = await_bwrap(*child); !st) return abort_child(st.error());
-  pid_t reaper_pid = child->reaper_pid;  // pid 1 of the sandbox's outer pid namespace
+  pid_t bwrap_pid = child->bwrap_pid;  // pid 1 of the sandbox's outer pid namespace
   status_wr.reset();
   obs_sock.reset();
   err_wr.reset();
@@ -235,7 +232,7 @@ Result<int> exec_bwrap(const ExecRequest& req) {
       if (left <= 0) {
         timed_out = true;
         // pid 1 of a pid namespace: all of it goes, bwrap's nested namespace included.
-        ::kill(reaper_pid > 0 ? reaper_pid : init_pid, SIGKILL);
+        ::kill(bwrap_pid > 0 ? bwrap_pid : init_pid, SIGKILL);
         continue;
       }
       timeout_ms = static_cast<int>(left * 1000) + 1;
@@ -304,7 +301,7 @@ Result<int> exec_bwrap(const ExecRequest& req) {
       struct signalfd_siginfo si;
       while (::read(sigfd.get(), &si, sizeof si) == sizeof si) {
         if (si.ssi_signo == SIGCHLD) continue;
-        forward_signal(reaper_pid > 0 ? sandbox_init(reaper_pid) : init_pid, static_cast<int>(si.ssi_signo));
+        forward_signal(bwrap_pid > 0 ? sandbox_init(bwrap_pid) : init_pid, static_cast<int>(si.ssi_signo));
       }
       if (!exited && ::waitpid(pid, &wait_status, WNOHANG) == pid) {
         exited = true;

@@ -41,7 +41,7 @@ const char* step_name(int step) {
     case 4: return "binding the proxy listeners";
     case 5: return "handing the listeners over";
     case 6: return "starting bubblewrap";
-    case 7: return "starting the namespace's reaper";
+    case 7: return "starting bubblewrap as the namespace's pid 1";
     default: return "setting up the network namespace";
   }
 }
@@ -161,14 +161,14 @@ Status receive_listeners(NetnsChild& child) {
 }
 
 Status await_bwrap(NetnsChild& child) {
-  pid_t reaper = -1;
+  pid_t bwrap = -1;
   ssize_t n;
   do {
-    n = ::read(child.control.get(), &reaper, sizeof reaper);
+    n = ::read(child.control.get(), &bwrap, sizeof bwrap);
   } while (n < 0 && errno == EINTR);
   child.control.reset();
-  if (n == static_cast<ssize_t>(sizeof reaper)) {
-    child.reaper_pid = reaper;
+  if (n == static_cast<ssize_t>(sizeof bwrap)) {
+    child.bwrap_pid = bwrap;
     // The error pipe closes once bwrap is exec'd; otherwise it says which step failed.
     ChildError e{};
     ssize_t got;

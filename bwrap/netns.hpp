@@ -5,11 +5,12 @@
 // there without --unshare-net, so the sandbox's network is that namespace: no route out, the
 // listeners the only way, and host processes cannot reach them at all.
 //
-// Lifetime: wavebox -> keeper (host pid namespace) -> reaper (pid 1 of the new pid namespace)
-// -> bwrap. Keeper and reaper arm their parent-death signal before anything else and then check
-// that their parent still lives, so whenever wavebox dies (SIGKILL included, at any moment),
-// the keeper dies, then the reaper, and with pid 1 the kernel kills every process of the
-// namespace and of the namespaces below it (bwrap's half-started children among them).
+// Lifetime: wavebox -> keeper (host pid namespace) -> bwrap (pid 1 of the new pid namespace).
+// The keeper and bwrap's process arm their parent-death signal before anything else (bwrap's
+// before it is exec'd) and then check that their parent still lives, so whenever wavebox dies
+// (SIGKILL included, at any moment), the keeper dies, then bwrap, and with pid 1 the kernel
+// kills every process of the namespace and of the namespaces below it (bwrap's half-started
+// children among them).
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,16 +25,16 @@ constexpr int kSocksProxyPort = 1080;
 
 struct NetnsChild {
   pid_t pid = -1;         // the keeper: our child; its exit status is bwrap's
-  pid_t reaper_pid = -1;  // pid 1 of the new pid namespace, as seen from here; SIGKILL ends all
+  pid_t bwrap_pid = -1;   // bwrap, pid 1 of the new pid namespace, as seen from here; SIGKILL ends all
   sys::Fd http_listener;
   sys::Fd socks_listener;
-  sys::Fd control;        // the listeners, then the reaper's pid
+  sys::Fd control;        // the listeners, then bwrap's pid
   sys::Fd error_pipe;     // {step, errno} from the keeper's side; closes once bwrap is exec'd
 };
 
 // Waits for the keeper's listeners (the namespace is ready then), or its failure.
 Status receive_listeners(NetnsChild& child);
-// Sets reaper_pid and waits until bwrap is exec'd there, or reports the step that failed.
+// Sets bwrap_pid and waits until bwrap is exec'd there, or reports the step that failed.
 Status await_bwrap(NetnsChild& child);
 
 // Starts `wavebox-shim keeper` (see bwrap/shim.c), which creates the namespaces and execs argv

@@ -1,15 +1,15 @@
 /* wavebox-shim: the small static helper wavebox starts instead of forking itself, so the
- * processes that live for the whole run cost next to no memory. Three roles:
+ * processes that live for the whole run cost next to no memory. Two roles, and the first forks:
  *
  *   wavebox-shim keeper PARENT_PID UID GID SOCK_FD ERR_FD BWRAP [ARG...]
  *     Dies with wavebox (parent-death signal armed, then the parent checked). Creates the
  *     sandbox's user + network + pid namespace, raises lo, binds the proxy's listeners
- *     (127.0.0.1:3128, 127.0.0.1:1080) and sends them over SOCK_FD; starts the reaper at once
- *     (bwrap then waits for its arguments, which wavebox writes into a pipe once planned), sends
- *     its pid, and passes its exit status on.
+ *     (127.0.0.1:3128, 127.0.0.1:1080) and sends them over SOCK_FD; starts bwrap at once as
+ *     pid 1 of that namespace (bwrap then waits for its arguments, which wavebox writes into a
+ *     pipe once planned), sends its pid, and passes its exit status on.
  *     A failing step is reported on ERR_FD as {step, errno}.
- *   (reaper, forked by the keeper): pid 1 of that pid namespace, armed likewise; starts bwrap
- *     and reaps. When it dies, the kernel ends every process of the namespace and below.
+ *   (forked by the keeper): pid 1 of that pid namespace, armed likewise, execs bwrap, which
+ *     stays pid 1 there: when it dies, the kernel ends every process of the namespace and below.
  *   wavebox-shim BPF_FD SOCK_FD LIMITS MOUNTS_FD FILTER_FD EXE COMMAND [ARG...]
  *     EXE is where wavebox found COMMAND on PATH ("-": search PATH here).
  *     LIMITS is "CPU_SECONDS:PROCESSES:MEMORY_MB" (0 = none), set as RLIMIT_CPU, RLIMIT_NPROC
@@ -117,7 +117,7 @@ static int send_fds(int sock, const int* fds, int n, const void* data, size_t le
   return r == (ssize_t)len ? 0 : -1;
 }
 
-/* The command's stdout and stderr are only bwrap's business: the keeper and the reaper holding
+/* The command's stdout and stderr are only bwrap's business: the keeper holding
  * them would delay their end of file until this namespace is torn down. */
 static void let_go_of_output(void) {
   int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -541,36 +541,29 @@ static int keeper(int argc, char** argv) {
   close(lh);
   close(ls);
 
-  /* A pipe tells the reaper whether the keeper still lives (getppid() is 0 across a pid
-   * namespace boundary). */
+  /* bwrap itself is pid 1 of this pid namespace: when it dies, the kernel ends every process
+   * of the namespace and below. A pipe tells it, before exec, whether the keeper still lives
+   * (getppid() is 0 across a pid namespace boundary). */
   int alive[2];
   if (pipe2(alive, O_CLOEXEC) != 0) fail_step(errfd, 7);
-  pid_t reaper = fork();
-  if (reaper < 0) fail_step(errfd, 7);
-  if (reaper == 0) {
+  pid_t bwrap = fork();
+  if (bwrap < 0) fail_step(errfd, 7);
+  if (bwrap == 0) {
     close(alive[1]);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) _exit(127);
     struct pollfd pf = {alive[0], POLLIN, 0};
     if (poll(&pf, 1, 0) > 0) _exit(127); /* EOF: the keeper is already gone */
-    pid_t bw = fork();
-    if (bw < 0) _exit(127);
-    if (bw == 0) {
-      execv(argv[7], argv + 7);
-      fail_step(errfd, 6);
-    }
-    close(errfd);
-    close(sock);
-    let_go_of_output();
-    _exit(reap_until(bw));
+    execv(argv[7], argv + 7);
+    fail_step(errfd, 6);
   }
   close(alive[0]);
-  if (write(sock, &reaper, sizeof reaper) != (ssize_t)sizeof reaper) fail_step(errfd, 5);
+  if (write(sock, &bwrap, sizeof bwrap) != (ssize_t)sizeof bwrap) fail_step(errfd, 5);
   close(sock);
   close(errfd);
   let_go_of_output();
   for (;;) {
     int st;
-    pid_t p = waitpid(reaper, &st, 0);
+    pid_t p = waitpid(bwrap, &st, 0);
     if (p < 0 && errno == EINTR) continue;
     if (p < 0) _exit(127);
     _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
