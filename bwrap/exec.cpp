@@ -141,7 +141,7 @@ Result<int> exec_bwrap(const ExecRequest& req) {
   Fd args_wr = high_fd(pfd[1]);
   (void)::fcntl(args_wr.get(), F_SETPIPE_SZ, 1 << 20);  // most lists then fit without waiting
   Fd err_rd, err_wr;
-  bool observe = req.observer && req.observer_bpf_fd >= 0;
+  bool observe = req.observer && req.seccomp_fd >= 0 && req.shim_mounts_fd >= 0;
   Fd obs_sock;
   if (observe) {
     obs_sock = Fd(::fcntl(req.observer->shim_socket_fd(), F_DUPFD_CLOEXEC, 10));
@@ -162,20 +162,16 @@ Result<int> exec_bwrap(const ExecRequest& req) {
 
   std::vector<std::string> argv = {req.bwrap, "--args", std::to_string(kArgsFd), "--"};
   if (observe) {
-    // The mount list is written while the namespace is made; when it is empty, bwrap loads the
-    // filter and the shim only checks that one is loaded.
-    bool shim_mounts = req.shim_mounts_fd >= 0 && req.seccomp_fd >= 0;
-    argv.insert(argv.end(), {req.shim, std::to_string(kObserverBpfFd), std::to_string(kObserverSockFd), req.limits,
-                             shim_mounts ? std::to_string(kShimMountsFd) : "-1",
-                             shim_mounts ? std::to_string(kSeccompFd) : "-1", req.exe.empty() ? "-" : req.exe});
+    // The filter and the mount list are written while the namespace is made.
+    argv.insert(argv.end(), {req.shim, std::to_string(kSeccompFd), std::to_string(kObserverSockFd), req.limits,
+                             std::to_string(kShimMountsFd), req.exe.empty() ? "-" : req.exe});
   }
   argv.insert(argv.end(), req.command.begin(), req.command.end());
   std::vector<std::pair<int, int>> dups = {{args_rd.get(), kArgsFd}, {status_wr.get(), kStatusFd}};
   if (req.seccomp_fd >= 0) dups.emplace_back(req.seccomp_fd, kSeccompFd);
   if (observe) {
-    dups.emplace_back(req.observer_bpf_fd, kObserverBpfFd);
     dups.emplace_back(obs_sock.get(), kObserverSockFd);
-    if (req.shim_mounts_fd >= 0) dups.emplace_back(req.shim_mounts_fd, kShimMountsFd);
+    dups.emplace_back(req.shim_mounts_fd, kShimMountsFd);
   }
   if (err_wr.valid()) dups.emplace_back(err_wr.get(), 2);
 
@@ -201,7 +197,6 @@ Result<int> exec_bwrap(const ExecRequest& req) {
   auto options = req.prepare();
   if (!options.ok()) return abort_child(options.error());
   if (req.seccomp_fd >= 0) ::lseek(req.seccomp_fd, 0, SEEK_SET);
-  if (observe) ::lseek(req.observer_bpf_fd, 0, SEEK_SET);
   if (req.shim_mounts_fd >= 0) ::lseek(req.shim_mounts_fd, 0, SEEK_SET);
   if (auto st = send_options(*options, args_wr.get()); !st) return abort_child(st.error());
   args_wr.reset();

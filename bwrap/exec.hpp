@@ -18,18 +18,16 @@ struct ExecRequest {
   std::string bwrap;
   // Memory files the caller creates now and fills in `prepare` (bwrap reads them only after
   // its options, which come last):
-  int seccomp_fd = -1;  // fd 5: the compiled filter (the options say --seccomp 5)
+  int seccomp_fd = -1;  // fd 5: the compiled filter, refusals and observed calls in one program
   std::vector<std::string> command;
   std::string exe;  // command[0] found on PATH already ("" = the shim searches PATH)
   std::vector<std::string> env;
   std::optional<double> timeout_seconds;
-  // The observer: the command runs as `shim 6 7 COMMAND...` with the observer filter on fd 6 and
-  // the shim's socket on fd 7.
+  // The command runs as `shim 5 7 LIMITS 8 EXE COMMAND...` (bwrap/shim.c): the shim places the
+  // mounts of fd 8 (render_shim_mounts, filled in `prepare`), loads the filter of fd 5 with a
+  // notification listener and hands the listener out over its socket, fd 7.
   std::string shim;
   std::string limits = "0:0:0";  // CPU seconds : processes : memory MB for the command (0 = none)
-  int observer_bpf_fd = -1;
-  // fd 8: the mounts the shim places (render_shim_mounts), filled in `prepare`; when
-  // the list is not empty the shim also loads the filter of seccomp_fd (bwrap is not given it).
   int shim_mounts_fd = -1;
   Observer* observer = nullptr;
   // bwrap runs inside a fresh network namespace (bwrap/netns.hpp); on_listeners receives the
@@ -51,7 +49,6 @@ struct ExecRequest {
 constexpr int kArgsFd = 3;
 constexpr int kStatusFd = 4;
 constexpr int kSeccompFd = 5;
-constexpr int kObserverBpfFd = 6;
 constexpr int kObserverSockFd = 7;
 constexpr int kShimMountsFd = 8;
 

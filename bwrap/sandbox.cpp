@@ -310,11 +310,9 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
                       "wavebox-shim is not installed next to the wavebox binary (it starts the sandbox); reinstall");
   }
   sys::Fd filter_fd = WB_TRY(new_memfd("wavebox-seccomp"));
-  sys::Fd observer_fd = WB_TRY(new_memfd("wavebox-observer"));
   sys::Fd mounts_fd = WB_TRY(new_memfd("wavebox-mounts"));
   req.bwrap = run.bwrap;
   req.seccomp_fd = filter_fd.get();
-  req.observer_bpf_fd = observer_fd.get();
   req.shim_mounts_fd = mounts_fd.get();
   const bool mount_api = shim_mounts_available();
   req.command = run.command;
@@ -363,8 +361,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
     for (const auto& w : p.plan.warnings) log::warn(w);
     log::timing("planned");
     // The filter is part of the sandbox: if it cannot be built, nothing runs (fail closed).
-    WB_TRY(compile_seccomp(seccomp_rules({run.allow_unix_sockets}), filter_fd.get(), run.state.root));
-    WB_TRY(compile_observer(observer_fd.get(), run.state.root));
+    WB_TRY(compile_sandbox_filter(seccomp_rules({run.allow_unix_sockets}), filter_fd.get(), run.state.root));
     RunSpec spec{run.command, run.cwd, run.env, true, kSeccompFd, true};
     spec.shim_mounts = mode;
     std::string list = mode == ShimMounts::kAll ? render_shim_mounts(p.plan, p.facts, console_device())

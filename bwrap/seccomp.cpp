@@ -127,20 +127,15 @@ Status compile(const Recipe& recipe, int fd, const std::string& cache_dir) {
   return ok_status();
 }
 
-}  // namespace
-
-Status compile_seccomp(const std::vector<SeccompRule>& rules, int fd, const std::string& cache_dir) {
-  Recipe recipe{"filter", true, {}};
+void add_refusals(Recipe& recipe, const std::vector<SeccompRule>& rules) {
   for (const auto& r : rules) {
     Entry e{r.syscall, SCMP_ACT_ERRNO(static_cast<std::uint16_t>(r.errno_value)), {}};
     for (const auto& a : r.args) e.cmps.push_back(to_cmp(a));
     recipe.entries.push_back(std::move(e));
   }
-  return compile(recipe, fd, cache_dir);
 }
 
-Status compile_observer(int fd, const std::string& cache_dir) {
-  Recipe recipe{"observer", false, {}};
+void add_observed(Recipe& recipe) {
   auto add = [&](const char* name, std::vector<scmp_arg_cmp> cmps) {
     recipe.entries.push_back({name, SCMP_ACT_NOTIFY, std::move(cmps)});
   };
@@ -158,6 +153,28 @@ Status compile_observer(int fd, const std::string& cache_dir) {
   // utimensat with a NULL path is futimens(2) on a descriptor (tar does it for every file it
   // writes): no path to report, so it does not trap.
   add("utimensat", {SCMP_CMP64(1, SCMP_CMP_NE, 0)});
+}
+
+}  // namespace
+
+Status compile_seccomp(const std::vector<SeccompRule>& rules, int fd, const std::string& cache_dir) {
+  Recipe recipe{"filter", true, {}};
+  add_refusals(recipe, rules);
+  return compile(recipe, fd, cache_dir);
+}
+
+Status compile_observer(int fd, const std::string& cache_dir) {
+  Recipe recipe{"observer", false, {}};
+  add_observed(recipe);
+  return compile(recipe, fd, cache_dir);
+}
+
+Status compile_sandbox_filter(const std::vector<SeccompRule>& rules, int fd, const std::string& cache_dir) {
+  // The two lists name different calls (a golden test keeps the refusals; none is observed), so
+  // each call has one action: refused, reported, or allowed.
+  Recipe recipe{"sandbox", true, {}};
+  add_refusals(recipe, rules);
+  add_observed(recipe);
   return compile(recipe, fd, cache_dir);
 }
 

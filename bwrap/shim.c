@@ -10,25 +10,23 @@
  *     A failing step is reported on ERR_FD as {step, errno}.
  *   (forked by the keeper): pid 1 of that pid namespace, armed likewise, execs bwrap, which
  *     stays pid 1 there: when it dies, the kernel ends every process of the namespace and below.
- *   wavebox-shim BPF_FD SOCK_FD LIMITS MOUNTS_FD FILTER_FD EXE COMMAND [ARG...]
+ *   wavebox-shim FILTER_FD SOCK_FD LIMITS MOUNTS_FD EXE COMMAND [ARG...]
  *     EXE is where wavebox found COMMAND on PATH ("-": search PATH here).
  *     LIMITS is "CPU_SECONDS:PROCESSES:MEMORY_MB" (0 = none), set as RLIMIT_CPU, RLIMIT_NPROC
  *     (counted per user namespace since Linux 5.14, so it bounds the sandbox's own processes)
  *     and RLIMIT_AS on the command.
- *     pid 1 of bwrap's namespace (bwrap --as-pid-1): arms its parent-death signal; when the
- *     list of MOUNTS_FD (-1: none) is not empty, places the mounts listed there (bwrap/plan.hpp,
- *     render_shim_mounts: all of them, /dev included, with the new mount API; or, where bwrap
- *     placed them, only re-mounts the device nodes read-only) in a mount namespace of its own,
- *     checks what must be read-only is, and enters its working directory again; drops
- *     every capability (bounding and ambient sets included) and checks that none is left; after
- *     placing mounts loads the main seccomp filter of FILTER_FD itself (bwrap was not given
- *     it), else checks that bwrap loaded one;
- *     installs the observer filter read from BPF_FD with a user-notification listener, hands
- *     the listener to wavebox over SOCK_FD and waits for its acknowledgement (no answer:
- *     wavebox is gone, nothing runs), then starts the command in a process group of its own and
- *     reaps until it exits, passing its status on. Any failing step exits 125 before the
- *     command runs. The observer only reports: every notified call is continued; the mounts
- *     and the main filter decide. */
+ *     pid 1 of bwrap's namespace (bwrap --as-pid-1): arms its parent-death signal; places the
+ *     mounts listed in MOUNTS_FD (bwrap/plan.hpp, render_shim_mounts: all of them, /dev
+ *     included, with the new mount API; or, where bwrap placed them, only re-mounts the device
+ *     nodes read-only) in a mount namespace of its own, checks what must be read-only is, and
+ *     enters its working directory again; drops every capability (bounding and ambient sets
+ *     included) and checks that none is left; loads the seccomp program of FILTER_FD (bwrap was
+ *     not given it), which refuses some calls and reports others, with a user-notification
+ *     listener, hands the listener to wavebox over SOCK_FD and waits for its acknowledgement
+ *     (no answer: wavebox is gone, nothing runs), then starts the command in a process group of
+ *     its own and reaps until it exits, passing its status on. Any failing step exits 125
+ *     before the command runs. The observer only reports: every notified call is continued;
+ *     the mounts and the refusals of the same program decide. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -462,18 +460,6 @@ static int drop_capabilities(void) {
   return 0;
 }
 
-/* Whether a seccomp filter already applies to us (bwrap loaded the main filter). */
-static int filter_loaded(void) {
-  int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  size_t len = 0;
-  char* st = read_all(fd, &len);
-  close(fd);
-  int yes = st && strstr(st, "\nSeccomp:\t2\n") != NULL;
-  free(st);
-  return yes;
-}
-
 static int load_filter(int fd, unsigned flags, int* listener) {
   size_t len = 0;
   char* buf = read_all(fd, &len);
@@ -573,26 +559,18 @@ static int keeper(int argc, char** argv) {
 static int observed_init(char** argv) {
   /* From here on, bwrap's death (which follows wavebox's) kills us, and with pid 1 the sandbox. */
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return die("parent-death signal");
-  int bpf_fd = atoi(argv[1]);
+  int filter_fd = atoi(argv[1]);
   int sock_fd = atoi(argv[2]);
   int mounts_fd = atoi(argv[4]);
-  int filter_fd = atoi(argv[5]);
   int placed = 0;
-  if (mounts_fd >= 0 && place_mounts(mounts_fd, &placed) != 0) return 125;
+  if (place_mounts(mounts_fd, &placed) != 0) return 125;
+  if (!placed) return errno = EINVAL, die("the mount list is empty");
   if (drop_capabilities() != 0) return 125;
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return die("no_new_privs");
-  if (placed) {
-    /* bwrap left the filter to us: its mount calls would have been refused by it. */
-    if (filter_fd < 0 || load_filter(filter_fd, 0, NULL) != 0) return die("loading the seccomp filter");
-  } else {
-    if (filter_fd >= 0) close(filter_fd); /* bwrap was given it */
-    if (!filter_loaded()) {
-      errno = EPERM;
-      return die("no seccomp filter is loaded");
-    }
-  }
+  /* One program refuses and reports (bwrap was not given it: its mount calls would have been
+   * refused): loaded with a notification listener. */
   int listener_fd = -1;
-  if (load_filter(bpf_fd, SECCOMP_FILTER_FLAG_NEW_LISTENER, &listener_fd) != 0) return die("installing the observer filter");
+  if (load_filter(filter_fd, SECCOMP_FILTER_FLAG_NEW_LISTENER, &listener_fd) != 0) return die("loading the seccomp filter");
   char byte = 'L';
   if (send_fds(sock_fd, &listener_fd, 1, &byte, 1) != 0) {
     if (errno == EPIPE || errno == ECONNRESET) return 125; /* wavebox is gone: nothing to say */
@@ -634,25 +612,25 @@ static int observed_init(char** argv) {
     }
     /* wavebox found the command on PATH already (the sandbox sees the same PATH and files):
      * no failed exec per PATH entry before it. Any failure leaves it to execvp, as before. */
-    const char* file = strcmp(argv[6], "-") != 0 ? argv[6] : argv[7];
-    if (file != argv[7]) execv(file, argv + 7);
-    execvp(argv[7], argv + 7);
+    const char* file = strcmp(argv[5], "-") != 0 ? argv[5] : argv[6];
+    if (file != argv[6]) execv(file, argv + 6);
+    execvp(argv[6], argv + 6);
     int err = errno;
     if (err == ENOEXEC) {
       /* An executable text without "#!": a shell runs it, as execvp(3) does in glibc and as
        * shells do (musl's execvp leaves it to the caller). */
       int n = 0;
-      while (argv[7 + n]) ++n;
+      while (argv[6 + n]) ++n;
       char** sh = calloc((size_t)n + 2, sizeof *sh);
       if (sh) {
         sh[0] = "sh";
         sh[1] = (char*)file;
-        for (int i = 1; i < n; ++i) sh[i + 1] = argv[7 + i];
+        for (int i = 1; i < n; ++i) sh[i + 1] = argv[6 + i];
         execv("/bin/sh", sh);
       }
       err = ENOEXEC;
     }
-    fprintf(stderr, "wavebox: %s: %s\n", argv[7], err == ENOENT ? "command not found" : strerror(err));
+    fprintf(stderr, "wavebox: %s: %s\n", argv[6], err == ENOENT ? "command not found" : strerror(err));
     _exit(err == ENOENT ? 127 : 126);
   }
   /* As init: reap everything; when the command ends, so does the sandbox. */
@@ -661,8 +639,8 @@ static int observed_init(char** argv) {
 
 int main(int argc, char** argv) {
   if (argc >= 2 && strcmp(argv[1], "keeper") == 0) return keeper(argc, argv);
-  if (argc < 8) {
-    fprintf(stderr, "wavebox-shim: usage: wavebox-shim BPF_FD SOCK_FD LIMITS MOUNTS_FD FILTER_FD EXE COMMAND [ARG...]\n");
+  if (argc < 7) {
+    fprintf(stderr, "wavebox-shim: usage: wavebox-shim FILTER_FD SOCK_FD LIMITS MOUNTS_FD EXE COMMAND [ARG...]\n");
     return 125;
   }
   return observed_init(argv);

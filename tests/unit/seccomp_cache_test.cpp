@@ -77,7 +77,14 @@ TEST_CASE("seccomp: a cached program is the compiled one, used when present, rep
   REQUIRE(compile_seccomp(seccomp_rules({true}), fd.get(), dir).ok());
   CHECK(contents(fd.get()) != fresh);
   REQUIRE(compile_observer(fd.get(), dir).ok());
+  std::string observer = contents(fd.get());
   CHECK(files(dir).size() == 3);
+  // The sandbox's one program holds both: longer than either, and a file of its own.
+  REQUIRE(compile_sandbox_filter(rules, fd.get(), dir).ok());
+  std::string both = contents(fd.get());
+  CHECK(both.size() > fresh.size());
+  CHECK(both.size() > observer.size());
+  CHECK(files(dir).size() == 4);
 
   for (const auto& f : files(dir)) ::unlink((dir + "/" + f).c_str());
   ::rmdir(dir.c_str());
