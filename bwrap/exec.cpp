@@ -7,6 +7,7 @@
 #include <spawn.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -130,62 +131,75 @@ std::string bwrap_options(const std::vector<std::string>& args) {
   return data;
 }
 
-Result<int> exec_bwrap(const ExecRequest& req) {
+Launch::~Launch() {
+  if (!consumed && child.pid > 0) {
+    // Not run: the keeper's death ends bwrap, waiting for its options, and its namespace.
+    ::kill(child.pid, SIGKILL);
+    int ws;
+    while (::waitpid(child.pid, &ws, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (mask_blocked) ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+}
+
+Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std::string& shim, bool relay_stderr) {
+  auto L = std::make_unique<Launch>();
   int pfd[2];
   if (::pipe2(pfd, O_CLOEXEC) != 0) return sys::sys_error("pipe2", "status", errno);
-  Fd status_rd = high_fd(pfd[0]);
-  Fd status_wr = high_fd(pfd[1]);
+  L->status_rd = high_fd(pfd[0]);
+  L->status_wr = high_fd(pfd[1]);
   // bwrap's options go through a pipe: bwrap starts while we plan and waits on it.
   if (::pipe2(pfd, O_CLOEXEC) != 0) return sys::sys_error("pipe2", "arguments", errno);
-  Fd args_rd = high_fd(pfd[0]);
-  Fd args_wr = high_fd(pfd[1]);
-  (void)::fcntl(args_wr.get(), F_SETPIPE_SZ, 1 << 20);  // most lists then fit without waiting
-  Fd err_rd, err_wr;
-  bool observe = req.observer && req.seccomp_fd >= 0 && req.shim_mounts_fd >= 0;
-  Fd obs_sock;
-  if (observe) {
-    obs_sock = Fd(::fcntl(req.observer->shim_socket_fd(), F_DUPFD_CLOEXEC, 10));
-    req.observer->close_shim_end();
-  }
-  if (req.stderr_line) {
+  L->args_rd = high_fd(pfd[0]);
+  L->args_wr = high_fd(pfd[1]);
+  (void)::fcntl(L->args_wr.get(), F_SETPIPE_SZ, 1 << 20);  // most lists then fit without waiting
+  if (relay_stderr) {
     if (::pipe2(pfd, O_CLOEXEC) != 0) return sys::sys_error("pipe2", "stderr", errno);
-    err_rd = high_fd(pfd[0]);
-    err_wr = high_fd(pfd[1]);
+    L->err_rd = high_fd(pfd[0]);
+    L->err_wr = high_fd(pfd[1]);
   }
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pfd) != 0) return sys::sys_error("socketpair", "shim", errno);
+  L->obs_ours = high_fd(pfd[0]);
+  L->obs_theirs = high_fd(pfd[1]);
+  L->filter = WB_TRY(new_memfd("wavebox-seccomp"));
+  L->spec = WB_TRY(new_memfd("wavebox-command"));
+  L->mounts = WB_TRY(new_memfd("wavebox-mounts"));
 
-  sigset_t fwd, old;
+  sigset_t fwd;
   sigemptyset(&fwd);
   sigaddset(&fwd, SIGCHLD);
   for (int s : kForwarded) sigaddset(&fwd, s);
-  ::sigprocmask(SIG_BLOCK, &fwd, &old);
-  Fd sigfd(::signalfd(-1, &fwd, SFD_CLOEXEC | SFD_NONBLOCK));
+  ::sigprocmask(SIG_BLOCK, &fwd, &L->old_mask);
+  L->mask_blocked = true;
+  L->sigfd = Fd(::signalfd(-1, &fwd, SFD_CLOEXEC | SFD_NONBLOCK));
 
-  std::vector<std::string> argv = {req.bwrap, "--args", std::to_string(kArgsFd), "--"};
-  if (observe) {
-    // The filter and the mount list are written while the namespace is made.
-    argv.insert(argv.end(), {req.shim, std::to_string(kSeccompFd), std::to_string(kObserverSockFd), req.limits,
-                             std::to_string(kShimMountsFd), req.exe.empty() ? "-" : req.exe});
-  }
-  argv.insert(argv.end(), req.command.begin(), req.command.end());
-  std::vector<std::pair<int, int>> dups = {{args_rd.get(), kArgsFd}, {status_wr.get(), kStatusFd}};
-  if (req.seccomp_fd >= 0) dups.emplace_back(req.seccomp_fd, kSeccompFd);
-  if (observe) {
-    dups.emplace_back(obs_sock.get(), kObserverSockFd);
-    dups.emplace_back(req.shim_mounts_fd, kShimMountsFd);
-  }
-  if (err_wr.valid()) dups.emplace_back(err_wr.get(), 2);
-
-  // The namespace is made and bwrap started while we plan; bwrap reads nothing before its
-  // options, and those come last, once the filters and lists it and the shim read are written.
-  auto fail = [&](Error e) -> Result<int> {
-    ::sigprocmask(SIG_SETMASK, &old, nullptr);
-    return e;
-  };
-  auto child = spawn_in_netns(req.shim, argv, req.env, dups, kShimMountsFd + 1);
-  if (!child.ok()) return fail(child.error());
+  std::vector<std::string> argv = {bwrap, "--args", std::to_string(kArgsFd), "--", shim, std::to_string(kSeccompFd),
+                                   std::to_string(kObserverSockFd), std::to_string(kShimSpecFd),
+                                   std::to_string(kShimMountsFd)};
+  std::vector<std::pair<int, int>> dups = {{L->args_rd.get(), kArgsFd},   {L->status_wr.get(), kStatusFd},
+                                           {L->filter.get(), kSeccompFd}, {L->spec.get(), kShimSpecFd},
+                                           {L->obs_theirs.get(), kObserverSockFd}, {L->mounts.get(), kShimMountsFd}};
+  if (L->err_wr.valid()) dups.emplace_back(L->err_wr.get(), 2);
+  // The keeper and bwrap start with our environment; the command's comes with the options.
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  L->child = WB_TRY(spawn_in_netns(shim, argv, env, dups, kShimMountsFd + 1));
   log::timing("keeper started");
-  args_rd.reset();
+  L->args_rd.reset();
+  L->obs_theirs.reset();
+  return L;
+}
+
+Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
+  L.consumed = true;
+  NetnsChild* child = &L.child;
   pid_t pid = child->pid;
+  Fd& status_rd = L.status_rd;
+  Fd& err_rd = L.err_rd;
+  Fd& sigfd = L.sigfd;
+  const bool observe = req.observer != nullptr;
+  if (observe) req.observer->adopt_socket(std::move(L.obs_ours));
+  auto fail = [&](Error e) -> Result<int> { return e; };
   auto abort_child = [&](Error e) -> Result<int> {
     // The keeper's death ends bwrap, waiting for its options, and its namespace: nothing
     // of the sandbox ran, and nothing is printed.
@@ -196,10 +210,30 @@ Result<int> exec_bwrap(const ExecRequest& req) {
   };
   auto options = req.prepare();
   if (!options.ok()) return abort_child(options.error());
-  if (req.seccomp_fd >= 0) ::lseek(req.seccomp_fd, 0, SEEK_SET);
-  if (req.shim_mounts_fd >= 0) ::lseek(req.shim_mounts_fd, 0, SEEK_SET);
-  if (auto st = send_options(*options, args_wr.get()); !st) return abort_child(st.error());
-  args_wr.reset();
+  // The command, its limits and where it was found: read by the shim once bwrap runs it.
+  std::string spec = req.limits + '\0' + (req.exe.empty() ? std::string("-") : req.exe) + '\0';
+  for (const auto& a : req.command) spec += a + '\0';
+  if (::ftruncate(L.spec.get(), 0) != 0 || ::pwrite(L.spec.get(), spec.data(), spec.size(), 0) != static_cast<ssize_t>(spec.size())) {
+    return abort_child(sys::sys_error("write", "the command for the shim", errno));
+  }
+  // The command's environment, for bwrap to set before it runs the shim.
+  std::string env_options = "--clearenv";
+  env_options += '\0';
+  for (const auto& kv : req.env) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    env_options += "--setenv";
+    env_options += '\0';
+    env_options.append(kv, 0, eq);
+    env_options += '\0';
+    env_options.append(kv, eq + 1);
+    env_options += '\0';
+  }
+  ::lseek(L.filter.get(), 0, SEEK_SET);
+  ::lseek(L.spec.get(), 0, SEEK_SET);
+  ::lseek(L.mounts.get(), 0, SEEK_SET);
+  if (auto st = send_options(env_options + *options, L.args_wr.get()); !st) return abort_child(st.error());
+  L.args_wr.reset();
   // The proxy starts while bwrap builds the sandbox: the command cannot connect before the
   // shim has our acknowledgement, which comes after this (connections would wait in the
   // listeners' backlog anyway).
@@ -210,9 +244,8 @@ Result<int> exec_bwrap(const ExecRequest& req) {
   }
   if (auto st = await_bwrap(*child); !st) return abort_child(st.error());
   pid_t bwrap_pid = child->bwrap_pid;  // pid 1 of the sandbox's outer pid namespace
-  status_wr.reset();
-  obs_sock.reset();
-  err_wr.reset();
+  L.status_wr.reset();
+  L.err_wr.reset();
 
   std::string status_text, err_line;
   pid_t init_pid = -1;
@@ -310,7 +343,8 @@ Result<int> exec_bwrap(const ExecRequest& req) {
     }
   }
   if (observe) req.observer->stop();
-  ::sigprocmask(SIG_SETMASK, &old, nullptr);
+  ::sigprocmask(SIG_SETMASK, &L.old_mask, nullptr);
+  L.mask_blocked = false;
 
   if (timed_out) return 124;
   if (init_pid <= 0) {

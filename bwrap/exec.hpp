@@ -8,35 +8,65 @@
 #include <string>
 #include <vector>
 
+#include <signal.h>
+
+#include <memory>
+
+#include "bwrap/netns.hpp"
 #include "bwrap/observer.hpp"
 #include "core/sys/fd.hpp"
 #include "core/result.hpp"
 
 namespace wb::lnx {
 
+constexpr int kArgsFd = 3;
+constexpr int kStatusFd = 4;
+constexpr int kSeccompFd = 5;
+constexpr int kShimSpecFd = 6;
+constexpr int kObserverSockFd = 7;
+constexpr int kShimMountsFd = 8;
+
+// The start of a run, before anything is planned: the keeper (bwrap/netns.hpp) makes the
+// namespaces and starts bwrap, which waits for its options on a pipe (fd 3), while wavebox
+// plans. The command line is fixed now — `bwrap --args 3 -- wavebox-shim 5 7 6 8` — and
+// everything that depends on the plan comes later through the descriptors: the seccomp program
+// (fd 5), the command, its limits and where it was found (fd 6, the spec), the mounts (fd 8),
+// the environment and bwrap's options (fd 3). The shim's socket is fd 7.
+// Destroying a launch that was not run ends all of it (the keeper's death takes bwrap along)
+// and gives the signal mask back.
+struct Launch {
+  sys::Fd status_rd, status_wr, args_rd, args_wr, err_rd, err_wr, obs_ours, obs_theirs, sigfd;
+  sys::Fd filter, spec, mounts;  // memory files, filled before the options are sent
+  sigset_t old_mask{};
+  NetnsChild child;
+  bool mask_blocked = false;
+  bool consumed = false;
+  Launch() = default;
+  Launch(const Launch&) = delete;
+  Launch& operator=(const Launch&) = delete;
+  ~Launch();
+};
+
+// relay_stderr: the command's stderr goes through a pipe wavebox reads (see ExecRequest).
+Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std::string& shim, bool relay_stderr);
+
 struct ExecRequest {
-  std::string bwrap;
-  // Memory files the caller creates now and fills in `prepare` (bwrap reads them only after
-  // its options, which come last):
-  int seccomp_fd = -1;  // fd 5: the compiled filter, refusals and observed calls in one program
   std::vector<std::string> command;
   std::string exe;  // command[0] found on PATH already ("" = the shim searches PATH)
+  // The command's environment: bwrap gets it with its options (--clearenv, --setenv), so it
+  // never shows in a command line and the shim starts with it.
   std::vector<std::string> env;
   std::optional<double> timeout_seconds;
-  // The command runs as `shim 5 7 LIMITS 8 EXE COMMAND...` (bwrap/shim.c): the shim places the
-  // mounts of fd 8 (render_shim_mounts, filled in `prepare`), loads the filter of fd 5 with a
-  // notification listener and hands the listener out over its socket, fd 7.
-  std::string shim;
   std::string limits = "0:0:0";  // CPU seconds : processes : memory MB for the command (0 = none)
-  int shim_mounts_fd = -1;
+  // Receives the listener of the shim's seccomp program (bwrap/shim.c).
   Observer* observer = nullptr;
   // bwrap runs inside a fresh network namespace (bwrap/netns.hpp); on_listeners receives the
   // proxy's listening sockets before the command can connect, and must start serving them.
   std::function<Status(sys::Fd http, sys::Fd socks)> on_listeners;
-  // Runs while the namespace is made and bwrap starts: plans the sandbox, fills the memory
-  // files and returns bwrap's options (bwrap_options), which go to bwrap through a pipe on
-  // fd 3 (`--args 3`, so they never show in its command line). An error stops everything
-  // before bwrap reads a thing.
+  // Runs while the namespace is made and bwrap starts: plans the sandbox, fills the launch's
+  // filter and mount list and returns bwrap's options (bwrap_options), which go to bwrap through
+  // the pipe on fd 3 (`--args 3`, so they never show in its command line). An error stops
+  // everything before bwrap reads a thing.
   std::function<Result<std::string>()> prepare;
   // Called with each complete line the command wrote on stderr, when stderr is relayed.
   std::function<void(const std::string&)> stderr_line;
@@ -46,13 +76,7 @@ struct ExecRequest {
   std::function<void()> on_sandbox_ended;
 };
 
-constexpr int kArgsFd = 3;
-constexpr int kStatusFd = 4;
-constexpr int kSeccompFd = 5;
-constexpr int kObserverSockFd = 7;
-constexpr int kShimMountsFd = 8;
-
-// A new memory file (close-on-exec), for ExecRequest's fds.
+// A new memory file (close-on-exec), for the launch's fds.
 Result<sys::Fd> new_memfd(const char* name);
 // bwrap's options as `--args` reads them (NUL-separated), with the --json-status-fd exec_bwrap
 // relies on.
@@ -60,6 +84,6 @@ std::string bwrap_options(const std::vector<std::string>& args);
 
 // Returns the exit status wavebox should exit with (the command's, 128+N, or 124 on timeout),
 // or kSandboxFailed when bubblewrap could not start the command.
-Result<int> exec_bwrap(const ExecRequest& req);
+Result<int> exec_bwrap(Launch& launch, const ExecRequest& req);
 
 }  // namespace wb::lnx

@@ -120,11 +120,6 @@ bool via_symlink(const std::string& full) {
 
 Observer::Observer(std::function<bool(const std::string&)> writable, std::function<void(const Violation&)> sink)
     : writable_(std::move(writable)), sink_(std::move(sink)) {
-  int sv[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
-    ours_.reset(sv[0]);
-    theirs_.reset(sv[1]);
-  }
   struct seccomp_notif_sizes sizes {};
   if (::syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) == 0) {
     req_size_ = std::max<size_t>(sizes.seccomp_notif, sizeof(struct seccomp_notif));

@@ -25,9 +25,9 @@ class Observer {
   Observer(const Observer&) = delete;
   Observer& operator=(const Observer&) = delete;
 
+  // Our end of the socket whose other end the shim holds (bwrap/exec.hpp, Launch).
+  void adopt_socket(sys::Fd ours) { ours_ = std::move(ours); }
   int socket_fd() const { return ours_.get(); }      // poll: the listener arrives here
-  int shim_socket_fd() const { return theirs_.get(); }  // handed to the shim
-  void close_shim_end() { theirs_.reset(); }
   int listener_fd() const { return listener_.get(); }  // poll: notifications arrive here
   bool ready() const { return listener_.valid(); }
   // Call when socket_fd() is readable; false when the shim closed without sending a listener.
@@ -48,7 +48,7 @@ class Observer {
  private:
   std::function<bool(const std::string&)> writable_;
   std::function<void(const Violation&)> sink_;
-  sys::Fd ours_, theirs_, listener_;
+  sys::Fd ours_, listener_;
   void handle_one();
   void run();
   std::string absolute(pid_t pid, long long dirfd, const std::string& p);

@@ -301,19 +301,22 @@ static std::string console_device() {
   return name ? name : "";
 }
 
-Result<RunOutcome> run_sandboxed(LinuxRun run) {
-  RunOutcome outcome;
-  ExecRequest req;
-  req.shim = shim_path();
-  if (req.shim.empty()) {
+Result<std::unique_ptr<Launch>> launch_sandbox(const std::string& bwrap) {
+  std::string shim = shim_path();
+  if (shim.empty()) {
     return make_error(ErrorKind::kSandboxFailed,
                       "wavebox-shim is not installed next to the wavebox binary (it starts the sandbox); reinstall");
   }
-  sys::Fd filter_fd = WB_TRY(new_memfd("wavebox-seccomp"));
-  sys::Fd mounts_fd = WB_TRY(new_memfd("wavebox-mounts"));
-  req.bwrap = run.bwrap;
-  req.seccomp_fd = filter_fd.get();
-  req.shim_mounts_fd = mounts_fd.get();
+  return start_launch(bwrap, shim, stderr_relayable());
+}
+
+Result<RunOutcome> run_sandboxed(LinuxRun run) {
+  RunOutcome outcome;
+  std::unique_ptr<Launch> launch = std::move(run.launch);
+  if (!launch) launch = WB_TRY(launch_sandbox(run.bwrap));
+  ExecRequest req;
+  const int filter_fd = launch->filter.get();
+  const int mounts_fd = launch->mounts.get();
   const bool mount_api = shim_mounts_available();
   req.command = run.command;
   req.exe = run.exe;
@@ -332,7 +335,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   Observer observer([&plan](const std::string& path) { return write_allowed(plan, path); }, sink);
   req.observer = &observer;
   outcome.observed_writes = true;
-  if (stderr_relayable()) {
+  if (launch->err_rd.valid()) {
     outcome.relayed_stderr = true;
     req.stderr_line = [&](const std::string& line) {
       ViolationLog found;
@@ -361,12 +364,12 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
     for (const auto& w : p.plan.warnings) log::warn(w);
     log::timing("planned");
     // The filter is part of the sandbox: if it cannot be built, nothing runs (fail closed).
-    WB_TRY(compile_sandbox_filter(seccomp_rules({run.allow_unix_sockets}), filter_fd.get(), run.state.root));
+    WB_TRY(compile_sandbox_filter(seccomp_rules({run.allow_unix_sockets}), filter_fd, run.state.root));
     RunSpec spec{run.command, run.cwd, run.env, true, kSeccompFd, true};
     spec.shim_mounts = mode;
     std::string list = mode == ShimMounts::kAll ? render_shim_mounts(p.plan, p.facts, console_device())
                                                 : render_shim_devices_read_only();
-    if (::pwrite(mounts_fd.get(), list.data(), list.size(), 0) != static_cast<ssize_t>(list.size())) {
+    if (::pwrite(mounts_fd, list.data(), list.size(), 0) != static_cast<ssize_t>(list.size())) {
       return make_error(ErrorKind::kSandboxFailed, "cannot write the shim's mount list");
     }
     std::string options = bwrap_options(render_args(p.plan, p.facts, spec));
@@ -381,7 +384,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
     log::timing("stubs released");
   };
   log::timing("starting");
-  auto result = exec_bwrap(req);
+  auto result = exec_bwrap(*launch, req);
   log::timing("sandbox exited");
   if (run.stop_network) run.stop_network();
   double t2 = now_ms();

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "bwrap/exec.hpp"
 #include "core/policy.hpp"
 #include "core/settings.hpp"
 #include "core/result.hpp"
@@ -31,7 +32,14 @@ struct LinuxRun {
   // include netproxy/); refusals go to sink, from any thread.
   std::function<Status(sys::Fd http, sys::Fd socks, std::function<void(const Violation&)> sink)> start_network;
   std::function<void()> stop_network;
+  // Started early by launch_sandbox (the namespaces and bwrap get going while the caller still
+  // checks and plans); run_sandboxed starts one itself when this is empty.
+  std::unique_ptr<Launch> launch;
 };
+
+// Starts the keeper and bwrap for a run (bwrap/exec.hpp, Launch); dropping the result unused
+// ends them. Fails when wavebox-shim is missing.
+Result<std::unique_ptr<Launch>> launch_sandbox(const std::string& bwrap);
 
 struct RunOutcome {
   int exit_code = 0;

@@ -10,8 +10,10 @@
  *     A failing step is reported on ERR_FD as {step, errno}.
  *   (forked by the keeper): pid 1 of that pid namespace, armed likewise, execs bwrap, which
  *     stays pid 1 there: when it dies, the kernel ends every process of the namespace and below.
- *   wavebox-shim FILTER_FD SOCK_FD LIMITS MOUNTS_FD EXE COMMAND [ARG...]
- *     EXE is where wavebox found COMMAND on PATH ("-": search PATH here).
+ *   wavebox-shim FILTER_FD SOCK_FD SPEC_FD MOUNTS_FD
+ *     SPEC_FD holds LIMITS, EXE, COMMAND and its arguments (NUL-terminated fields; the command
+ *     line was fixed before the run was planned). EXE is where wavebox found COMMAND on PATH
+ *     ("-": search PATH here).
  *     LIMITS is "CPU_SECONDS:PROCESSES:MEMORY_MB" (0 = none), set as RLIMIT_CPU, RLIMIT_NPROC
  *     (counted per user namespace since Linux 5.14, so it bounds the sandbox's own processes)
  *     and RLIMIT_AS on the command.
@@ -556,9 +558,38 @@ static int keeper(int argc, char** argv) {
   }
 }
 
-static int observed_init(char** argv) {
+/* The command line wavebox gave bwrap was fixed before the run was planned; the rest comes in
+ * SPEC_FD: LIMITS, EXE, COMMAND, ARG... as NUL-terminated fields. Returns the argument vector
+ * the rest reads: FILTER_FD SOCK_FD LIMITS MOUNTS_FD EXE COMMAND [ARG...] (NULL on error). */
+static char** read_spec(char** argv) {
+  int fd = atoi(argv[3]);
+  size_t len = 0;
+  char* buf = read_all(fd, &len);
+  close(fd);
+  if (!buf) return NULL;
+  size_t fields = 0;
+  for (size_t i = 0; i < len; ++i) fields += buf[i] == 0;
+  if (len == 0 || buf[len - 1] != 0 || fields < 3) return NULL;
+  char** av = calloc(fields + 4, sizeof *av);
+  if (!av) return NULL;
+  av[0] = argv[0];
+  av[1] = argv[1];
+  av[2] = argv[2];
+  av[4] = argv[4];
+  char* p = buf;
+  av[3] = p;
+  p += strlen(p) + 1;
+  size_t n = 5;
+  for (; p < buf + len; p += strlen(p) + 1) av[n++] = p;
+  av[n] = NULL;
+  return av;
+}
+
+static int observed_init(char** args) {
   /* From here on, bwrap's death (which follows wavebox's) kills us, and with pid 1 the sandbox. */
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return die("parent-death signal");
+  char** argv = read_spec(args);
+  if (!argv) return errno = EINVAL, die("reading the command");
   int filter_fd = atoi(argv[1]);
   int sock_fd = atoi(argv[2]);
   int mounts_fd = atoi(argv[4]);
@@ -639,8 +670,8 @@ static int observed_init(char** argv) {
 
 int main(int argc, char** argv) {
   if (argc >= 2 && strcmp(argv[1], "keeper") == 0) return keeper(argc, argv);
-  if (argc < 7) {
-    fprintf(stderr, "wavebox-shim: usage: wavebox-shim FILTER_FD SOCK_FD LIMITS MOUNTS_FD EXE COMMAND [ARG...]\n");
+  if (argc != 5) {
+    fprintf(stderr, "wavebox-shim: usage: wavebox-shim FILTER_FD SOCK_FD SPEC_FD MOUNTS_FD\n");
     return 125;
   }
   return observed_init(argv);

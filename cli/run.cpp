@@ -153,8 +153,15 @@ int run_or_wrap(const Options& o, bool dry) {
 
   auto state = sys::ensure_state_dir();
   std::string bwrap_cache = state.ok() ? state->root + "/bwrap-version" : "";
-  auto plat = sys::probe_platform();
   auto bwrap = sys::probe_bwrap(s.sandbox.bwrap_path.value_or(""), bwrap_cache);
+  // The sandbox will most likely run: its namespaces and bwrap start now, on the other core,
+  // while the rest is checked and planned (they wait for bwrap's options). A run that does not
+  // happen after all drops them (the keeper is killed, and bwrap with it).
+  std::unique_ptr<lnx::Launch> launch;
+  if (!dry && s.sandbox.enabled && !o.disable_sandbox && state.ok() && !bwrap.path.empty()) {
+    if (auto l = lnx::launch_sandbox(bwrap.path); l.ok()) launch = std::move(*l);
+  }
+  auto plat = sys::probe_platform();
   Availability avail = check_availability(s, plat, bwrap, state.ok() ? state->root : "");
   log::timing("platform probed");
 
@@ -194,6 +201,7 @@ int run_or_wrap(const Options& o, bool dry) {
       Report r{-1, false, d.decision, d.reason, {}, 0, 0};
       if (auto st = write_report(o.report_json, r); !st) log::warn(st.error().message);
     }
+    launch.reset();  // its signal mask must not reach the command
     return exec_unsandboxed(o, argv);
   }
   if (!state.ok()) return report_error(state.error());
@@ -248,6 +256,7 @@ int run_or_wrap(const Options& o, bool dry) {
   run.stop_network = [&] {
     if (proxy) proxy->stop();
   };
+  run.launch = std::move(launch);
   if (dry) {
     auto text = lnx::describe_sandboxed(std::move(run));
     if (!text.ok()) return report_error(text.error());
