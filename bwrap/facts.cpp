@@ -40,8 +40,26 @@ class RealPaths {
     return cache_[path] = r;
   }
 
+  // stat(2) of a directory the policy's missing paths share (their nearest existing ancestor,
+  // $HOME or the workspace most of the time), once per pass: 0, or -1 with errno.
+  int stat(const std::string& path, struct stat* st) {
+    auto it = stats_.find(path);
+    if (it == stats_.end()) {
+      struct stat s {};
+      int rc = ::stat(path.c_str(), &s);
+      it = stats_.emplace(path, std::make_pair(rc == 0 ? 0 : errno, s)).first;
+    }
+    if (it->second.first != 0) {
+      errno = it->second.first;
+      return -1;
+    }
+    *st = it->second.second;
+    return 0;
+  }
+
  private:
   std::map<std::string, std::string> cache_;
+  std::map<std::string, std::pair<int, struct stat>> stats_;
 };
 
 PathFact probe_path(const std::string& path, RealPaths& real_paths) {
@@ -72,7 +90,7 @@ PathFact probe_path(const std::string& path, RealPaths& real_paths) {
   auto anc = paths::ancestors(path);
   for (auto it = anc.rbegin(); it != anc.rend(); ++it) {
     struct stat a;
-    if (::stat(it->c_str(), &a) != 0) continue;
+    if (real_paths.stat(*it, &a) != 0) continue;
     if (!S_ISDIR(a.st_mode)) {
       f.real = path;
       f.creatable = false;

@@ -136,7 +136,9 @@ struct Proxy::Impl {
   std::thread loop_thread, resolver_thread;
   std::unordered_map<std::uint64_t, std::unique_ptr<Conn>> conns;
   std::uint64_t next_id = kFirstConn;
-  std::set<std::string> own_addresses;
+  std::set<std::string> own_addresses;  // read on first use (most runs resolve nothing)
+  bool own_addresses_read = false;
+  const std::set<std::string>& own();
 
   std::mutex mu;
   std::condition_variable cv;
@@ -190,21 +192,8 @@ Result<std::unique_ptr<Proxy>> Proxy::start(ProxyConfig config, Fd http_listener
       return make_error(ErrorKind::kSandboxFailed, fmt::format("proxy: epoll_ctl failed: {}", std::strerror(errno)));
     }
   }
-  // This host's own addresses: a name resolving to one of them is refused like loopback.
-  struct ifaddrs* ifa = nullptr;
-  if (::getifaddrs(&ifa) == 0) {
-    for (auto* i = ifa; i; i = i->ifa_next) {
-      if (!i->ifa_addr) continue;
-      if (i->ifa_addr->sa_family == AF_INET) {
-        impl->own_addresses.insert(std::string(reinterpret_cast<const char*>(&reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr), 4));
-      } else if (i->ifa_addr->sa_family == AF_INET6) {
-        impl->own_addresses.insert(std::string(reinterpret_cast<const char*>(&reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr), 16));
-      }
-    }
-    ::freeifaddrs(ifa);
-  }
   Impl* raw = impl.get();
-  impl->resolver_thread = std::thread([raw] { raw->resolver(); });
+  // The resolver thread starts with the first name to resolve (most runs have none).
   impl->loop_thread = std::thread([raw] { raw->run(); });
   return std::unique_ptr<Proxy>(new Proxy(std::move(impl)));
 }
@@ -219,7 +208,27 @@ void Proxy::stop() {
     impl_->resolver_stop = true;
   }
   impl_->cv.notify_all();
-  impl_->resolver_thread.join();
+  if (impl_->resolver_thread.joinable()) impl_->resolver_thread.join();
+}
+
+// This host's own addresses: a name resolving to one of them is refused like loopback. Read
+// once, by the loop thread, when the first name is resolved.
+const std::set<std::string>& Proxy::Impl::own() {
+  if (own_addresses_read) return own_addresses;
+  own_addresses_read = true;
+  struct ifaddrs* ifa = nullptr;
+  if (::getifaddrs(&ifa) == 0) {
+    for (auto* i = ifa; i; i = i->ifa_next) {
+      if (!i->ifa_addr) continue;
+      if (i->ifa_addr->sa_family == AF_INET) {
+        own_addresses.insert(std::string(reinterpret_cast<const char*>(&reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr), 4));
+      } else if (i->ifa_addr->sa_family == AF_INET6) {
+        own_addresses.insert(std::string(reinterpret_cast<const char*>(&reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr), 16));
+      }
+    }
+    ::freeifaddrs(ifa);
+  }
+  return own_addresses;
 }
 
 void Proxy::Impl::resolver() {
@@ -475,6 +484,7 @@ void Proxy::Impl::start_resolve(Conn& c) {
     std::lock_guard<std::mutex> lock(mu);
     jobs.push_back({c.id, c.host, c.port});
   }
+  if (!resolver_thread.joinable()) resolver_thread = std::thread([this] { resolver(); });
   cv.notify_one();
 }
 
@@ -490,7 +500,7 @@ void Proxy::Impl::on_resolved(Resolved r) {
   // resolves to both a public and a local address is a rebinding attempt).
   for (const auto& a : r.addrs) {
     std::string bytes = addr_bytes(a);
-    NetDecision d = check_resolved(cfg.policy, c.host, addr_text(a), bytes, own_addresses.count(bytes) > 0, c.port);
+    NetDecision d = check_resolved(cfg.policy, c.host, addr_text(a), bytes, own().count(bytes) > 0, c.port);
     if (!d.allow) {
       refuse(c, d.reason, "");
       return;

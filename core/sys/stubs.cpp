@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -59,17 +60,14 @@ bool parse_entry(const std::string& data, Entry& e) {
   return true;
 }
 
+// An entry is a path and a few numbers: one read of up to 16 KiB holds it.
 std::string read_fd(int fd) {
-  std::string out;
-  char buf[4096];
-  ::lseek(fd, 0, SEEK_SET);
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  return out;
+  char buf[16384];
+  ssize_t n;
+  do {
+    n = ::pread(fd, buf, sizeof buf, 0);
+  } while (n < 0 && errno == EINTR);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
 }
 
 // Pool entry names: "d-INODE" for a directory, "f-HEXCONTENT-INODE" for a file.
@@ -85,18 +83,22 @@ bool rename_noreplace(const std::string& from, const std::string& to) {
   return ::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0;
 }
 
+// One getdents64 into a small buffer: an empty directory has "." and "..", and any third name
+// fits in the same read.
 bool dir_is_empty(const std::string& path) {
-  DIR* d = ::opendir(path.c_str());
-  if (!d) return false;
-  bool empty = true;
-  while (struct dirent* e = ::readdir(d)) {
-    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) {
-      empty = false;
-      break;
+  Fd d(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+  if (!d.valid()) return false;
+  alignas(8) char buf[1024];
+  for (;;) {
+    long n = ::syscall(SYS_getdents64, d.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n == 0;
+    for (long off = 0; off < n;) {
+      auto* e = reinterpret_cast<struct dirent64*>(buf + off);
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) return false;
+      off += e->d_reclen;
     }
   }
-  ::closedir(d);
-  return empty;
 }
 
 // Whether a file holds exactly `content` (stubs hold at most a few bytes).
@@ -182,7 +184,8 @@ Status StubRegistry::acquire_one(const Request& r) {
   if (::flock(fd.get(), LOCK_SH) != 0) return sys_error("flock", entry, errno);
   Entry e;
   struct stat st;
-  if (parse_entry(read_fd(fd.get()), e) && e.path == path && ::lstat(path.c_str(), &st) == 0 &&
+  std::string old = read_fd(fd.get());
+  if (parse_entry(old, e) && e.path == path && ::lstat(path.c_str(), &st) == 0 &&
       st.st_ino == e.ino && st.st_dev == e.dev) {
     held_.push_back({std::move(fd), entry});  // another live run's stub: share it
     return ok_status();
@@ -246,7 +249,8 @@ Status StubRegistry::acquire_one(const Request& r) {
   e.size = type == LeafType::kDir ? 0 : content.size();
   std::string data = fmt::format("{}{}{}{}{}{}{}{}{}{}{}{}", e.path, '\0', e.type, '\0', e.dev, '\0', e.ino,
                                  '\0', e.size, '\0', hex(e.content), '\0');
-  if (::ftruncate(fd.get(), 0) != 0 || ::pwrite(fd.get(), data.data(), data.size(), 0) != static_cast<ssize_t>(data.size())) {
+  if ((!old.empty() && ::ftruncate(fd.get(), 0) != 0) ||
+      ::pwrite(fd.get(), data.data(), data.size(), 0) != static_cast<ssize_t>(data.size())) {
     int err = errno;
     remove_stub(e, "");
     (void)::ftruncate(fd.get(), 0);
