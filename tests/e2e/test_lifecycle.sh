@@ -37,12 +37,31 @@ d=$((3000 + RANDOM % 1000))
 wpid=$!
 for i in $(seq 1 50); do pgrep -f "sleep $((d+1))" >/dev/null && break; sleep 0.1; done
 check "the sandboxed sleeps are running" pgrep -f "sleep $d" >/dev/null
+# Every process below wavebox now (the keeper, bwrap, the shim, the command): all must go.
+descendants() { local p; for p in $(pgrep -P "$1"); do echo "$p"; descendants "$p"; done; }
+helpers=$(descendants $wpid)
+check "the run's helpers were found (keeper, bwrap, shim)" [ "$(wc -w <<<"$helpers")" -ge 3 ]
 # No grace period: wavebox-shim, pid 1 of the sandbox, arms its parent-death signal before the
 # command starts, so even a kill right at start leaves nothing behind.
 kill -9 $wpid; wait $wpid 2>/dev/null
 for i in $(seq 1 50); do pgrep -f "sleep $d|sleep $((d+1))" >/dev/null || break; sleep 0.1; done
 check "no sandbox process is left after kill -9 of wavebox" bash -c '! pgrep -f "sleep $0|sleep $(($0+1))" >/dev/null' "$d"
-check "no bwrap of ours is left" bash -c '! pgrep -f "bwrap --args 3 -- sh -c sleep $0" >/dev/null' "$d"
+alive() {  # pids given that still run (zombies do not count)
+  local p; for p in "$@"; do
+    [ -r "/proc/$p/stat" ] && [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" != Z ] && echo "$p"
+  done
+}
+for i in $(seq 1 50); do [ -z "$(alive $helpers)" ] && break; sleep 0.1; done
+check "no keeper, bwrap or shim of that run is left" [ -z "$(alive $helpers)" ]
+
+# A normal end: when wavebox returns, the keeper, bwrap and the shim have ended already.
+(cd "$WS" && exec "$WAVEBOX" run -- sh -c "sleep 0.5; exit 4") &
+wpid=$!
+for i in $(seq 1 50); do [ "$(descendants $wpid | wc -w)" -ge 4 ] && break; sleep 0.05; done
+helpers=$(descendants $wpid)
+wait $wpid; rc=$?
+check "the command's status comes back (4)" [ "$rc" -eq 4 ]
+check "the keeper, bwrap and the shim ended before wavebox returned" [ -z "$(alive $helpers)" ]
 
 # A command that deletes the directory it is in gets no extra failure from wavebox.
 wb run -- sh -c 'mkdir sub && cd sub && rmdir ../sub && echo removed'
