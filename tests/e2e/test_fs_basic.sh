@@ -48,4 +48,16 @@ check "a credential path created during the run is warned about" grep -q '.aws.*
 rm -rf "$HOME/.aws"
 
 check "no file appeared in home or the workspace" [ "$(snapshot "$HOME")" = "$before_home" ]
+# Every mount of the host is read-only inside, not only "/": the shim makes the whole tree
+# read-only in one recursive call, bwrap remounts each. A mount point that is writable on the host
+# (and not one of the writable paths) must not be writable inside. access(W_OK) says EROFS for
+# a read-only mount even to root, so the check writes nothing.
+points=$(awk '$6 ~ /^rw/ {print $5}' /proc/self/mountinfo | grep -vE '^/(proc|dev)(/|$)' | sort -u)
+wb run -- sh -c 'for m in "$@"; do case "$m" in "$PWD"|"$PWD"/*|"$TMPDIR"|"$TMPDIR"/*) continue;; esac;
+  [ -d "$m" ] && [ -w "$m" ] && echo "writable: $m"; done; echo checked' sh $points
+check "no host mount point is writable inside (checked $(wc -w <<<"$points"))" bash -c '! grep -q "^writable:" <<<"$0" && grep -q checked <<<"$0"' "$OUT"
+
+# The environment reaches the command byte for byte (it travels with bwrap's options).
+OUT=$(cd "$WS" && WB_ODD_VALUE=$'a=b\nc  d\t$x' "$WAVEBOX" run -- printenv WB_ODD_VALUE 2>/dev/null)
+check "an environment value with =, a newline, a tab and spaces arrives unchanged" [ "$OUT" = $'a=b\nc  d\t$x' ]
 finish
