@@ -209,11 +209,13 @@ static int new_fs(const char* type, const char* const* opts, unsigned attrs, con
   return m;
 }
 
-/* Creates a missing mount point (and its missing parents): only ever inside a directory mask this
- * shim placed, as the host's paths were there when planned (bwrap creates them likewise). */
-static int ensure_point(const char* path, int is_dir) {
+/* Creates a missing mount point (and its missing parents), only inside a directory mask this
+ * shim placed (in_mask): the host's paths were there when planned, so elsewhere a missing one
+ * vanished meanwhile, and nothing is created on the host (ENOENT: the run stops). */
+static int ensure_point(const char* path, int is_dir, int in_mask) {
   struct stat st;
   if (lstat(path, &st) == 0 || errno != ENOENT) return 0;
+  if (!in_mask) return errno = ENOENT, -1;
   char buf[4096];
   if (strlen(path) >= sizeof buf) return errno = ENAMETOOLONG, -1;
   strcpy(buf, path);
@@ -396,8 +398,13 @@ static int place_mounts(int fd, int* placed) {
   if (build_dev(nodes, console) != 0) return 125;
 
   for (size_t i = 2; i < n; ++i) {
+    int in_mask = 0;
+    for (size_t j = 2; j < i && !in_mask; ++j) {
+      size_t len = strlen(r[j].path);
+      in_mask = strcmp(r[j].kind, "tmpfs") == 0 && strncmp(r[i].path, r[j].path, len) == 0 && r[i].path[len] == '/';
+    }
     if (r[i].fd >= 0) {
-      if (ensure_point(r[i].path, r[i].is_dir) != 0) return fail_at("creating the mount point", r[i].path);
+      if (ensure_point(r[i].path, r[i].is_dir, in_mask) != 0) return fail_at("creating the mount point", r[i].path);
       if (move_to(r[i].fd, r[i].path) != 0) return 125;
       continue;
     }
@@ -405,7 +412,7 @@ static int place_mounts(int fd, int* placed) {
     const char* opts[] = {"mode", r[i].a, NULL};
     int m = new_fs("tmpfs", opts, (open_mask ? 0 : MOUNT_ATTR_RDONLY) | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, r[i].path);
     if (m < 0) return 125;
-    if (ensure_point(r[i].path, 1) != 0) return fail_at("creating the mount point", r[i].path);
+    if (ensure_point(r[i].path, 1, in_mask) != 0) return fail_at("creating the mount point", r[i].path);
     if (move_to(m, r[i].path) != 0) return 125;
   }
   for (size_t i = 2; i < n; ++i) {

@@ -48,6 +48,22 @@ check "a credential path created during the run is warned about" grep -q '.aws.*
 rm -rf "$HOME/.aws"
 
 check "no file appeared in home or the workspace" [ "$(snapshot "$HOME")" = "$before_home" ]
+# allowRead inside denyRead: the masked directory shows only the carved path (its mount point is
+# made inside the mask, never on the host), read-only; the rest stays unreadable.
+mkdir -p "$HOME/vault2/public/deep" "$HOME/vault2/private"
+echo open-data > "$HOME/vault2/public/deep/ok.txt"; echo CLOSED-DATA > "$HOME/vault2/private/secret"
+echo CLOSED-TOO > "$HOME/vault2/top-secret"
+vault_before=$(cd "$HOME/vault2" && find . | sort)
+printf '{"sandbox":{"enabled":true,"filesystem":{"denyRead":["~/vault2"],"allowRead":["~/vault2/public/deep"]}}}' > "$SCRATCH/carve.json"
+wb run --settings "$SCRATCH/carve.json" -- sh -c 'cat ~/vault2/public/deep/ok.txt; ls -A ~/vault2; ls -A ~/vault2/public;
+  cat ~/vault2/private/secret ~/vault2/top-secret 2>/dev/null; touch ~/vault2/new 2>/dev/null && echo made-new; true'
+check "the carved file is readable inside the masked directory" grep -q open-data <<<"$OUT"
+check "the masked directory shows only the way to the carve" [ "$(sed -n 2,3p <<<"$OUT" | tr '\n' ' ')" = "public deep " ]
+check "nothing else under the mask is readable" bash -c '! grep -q CLOSED <<<"$0"' "$OUT"
+check "the mask is read-only" bash -c '! grep -q made-new <<<"$0"' "$OUT"
+check "the host's directory is unchanged (no mount point made there)" [ "$(cd "$HOME/vault2" && find . | sort)" = "$vault_before" ]
+rm -rf "$HOME/vault2"
+
 # Every mount of the host is read-only inside, not only "/": the shim makes the whole tree
 # read-only in one recursive call, bwrap remounts each. A mount point that is writable on the host
 # (and not one of the writable paths) must not be writable inside. access(W_OK) says EROFS for
