@@ -163,15 +163,27 @@ Status StubRegistry::acquire(const std::vector<Request>& requests) {
   Fd reg = WB_TRY(lock_registry());
   pooled_.clear();
   if (!pool_.empty()) {
+    std::vector<std::string> legacy;
     if (DIR* d = ::opendir(pool_.c_str())) {
       while (struct dirent* e = ::readdir(d)) {
         if (e->d_name[0] == 'd' || e->d_name[0] == 'f') pooled_.push_back(e->d_name);
+        if (std::strncmp(e->d_name, "unusable-", 9) == 0) legacy.push_back(e->d_name);
       }
       ::closedir(d);
     }
+    // Set aside by an older wavebox inside the pool, where every run would list them again.
+    for (const auto& n : legacy) set_aside(pool_ + "/" + n, n.substr(9));
   }
   for (const auto& r : requests) WB_TRY(acquire_one(r));
   return ok_status();
+}
+
+// A pooled stub found not empty (something was put into it, in the pool) keeps what it holds,
+// beside the pool rather than in it: the pool is listed on every run and stays small.
+void StubRegistry::set_aside(const std::string& from, const std::string& name) {
+  std::string aside = pool_ + "-aside";
+  if (::mkdir(aside.c_str(), 0700) != 0 && errno != EEXIST) return;
+  (void)rename_noreplace(from, aside + "/" + name);
 }
 
 Status StubRegistry::acquire_one(const Request& r) {
@@ -218,7 +230,7 @@ Status StubRegistry::acquire_one(const Request& r) {
       check.size = type == LeafType::kDir ? 0 : content.size();
       placed = still_ours(check, path, e.content);
     }
-    if (!placed) (void)rename_noreplace(path, pool_ + "/unusable-" + name);
+    if (!placed) set_aside(path, name);
     break;
   }
   if (!placed && type == LeafType::kDir) {

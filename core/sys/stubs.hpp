@@ -11,7 +11,8 @@
 // the same filesystem is moved out of it: two renames instead of a create and a delete. A
 // stub is checked again after it reached the pool; if the host wrote into it meanwhile it is
 // moved back, so nothing the host wrote is ever kept away from it. The pool is read-only in
-// the sandbox (a guard like the rest of the state directory).
+// the sandbox (a guard like the rest of the state directory). A pooled stub found holding
+// something when taken is set aside in `stubpool-aside/`, kept, and never used.
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,6 +53,7 @@ class StubRegistry {
   Result<Fd> lock_registry();
   Status acquire_one(const Request& r);
   void remove_if_unused(Fd& lock, const std::string& entry);
+  void set_aside(const std::string& from, const std::string& name);
 
   std::string dir_;
   std::string pool_;

@@ -86,6 +86,9 @@ for d in "$pool"/d-*; do [ -d "$d" ] && echo planted > "$d/planted"; done
 wb run -- sh -c 'ls -A .vscode .claude .idea .wave 2>/dev/null'
 check "a pooled stub with something in it is not used" bash -c '! grep -q planted <<<"$0"' "$OUT"
 check "nor left in the workspace" bash -c '[ -z "$(find "$0" -name planted)" ]' "$WS"
+check "what it holds is kept beside the pool, not in it (the pool is listed on every run)" \
+  bash -c '[ -n "$(find "$0-aside" -name planted)" ] && ! ls "$0" | grep -q unusable' "$pool"
+for d in "$pool"/d-*; do rm -f "$d/planted"; done  # the planted ones no run took
 
 # A repository the command creates is named after the run, and protected from the next run on.
 wb run -- sh -c 'mkdir -p newrepo && git init -q newrepo'
