@@ -34,7 +34,9 @@ int cmd_doctor(const Options& o) {
   j["seccomp"] = {{"ok", seccomp.empty()}, {"reason", seccomp}};
   j["stateDir"] = state.ok() ? state->root : state.error().message;
   j["sandboxUsable"] = usable;
+  // Who places the sandbox's mounts (the key kept its first name: only read-only ones moved then).
   j["readOnlyMounts"] = lnx::shim_mounts_available() ? "wavebox-shim (mount API)" : "bwrap";
+  j["mountsPlacedBy"] = j["readOnlyMounts"];
   j["settingsFiles"] = env->read_files;
   j["builtinDefaultProfile"] = s.builtin_default;
   j["policy"] = {{"enabled", s.sandbox.enabled},
@@ -65,7 +67,7 @@ int cmd_doctor(const Options& o) {
   std::printf("  [%s] seccomp     %s\n", mark(seccomp.empty()), seccomp.empty() ? "supported" : seccomp.c_str());
   std::printf("  [%s] state dir   %s\n", mark(state.ok()), j["stateDir"].get<std::string>().c_str());
   std::printf("  sandbox usable  %s\n", usable ? "yes" : "no");
-  std::printf("  read-only mounts placed by %s\n", j["readOnlyMounts"].get<std::string>().c_str());
+  std::printf("  mounts placed by %s\n", j["mountsPlacedBy"].get<std::string>().c_str());
   std::printf("  settings        %s\n", s.builtin_default ? "built-in default profile" : "");
   for (const auto& f : env->read_files) std::printf("                  %s\n", f.c_str());
   std::printf("  sandbox.enabled %s, mode %s\n", s.sandbox.enabled ? "true" : "false", mode_name(s.sandbox.mode));
