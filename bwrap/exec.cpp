@@ -13,9 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "bwrap/netns.hpp"
 #include "core/log.hpp"
@@ -217,8 +219,25 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
     return abort_child(sys::sys_error("write", "the command for the shim", errno));
   }
   // The command's environment, for bwrap to set before it runs the shim.
-  std::string env_options = "--clearenv";
-  env_options += '\0';
+  std::string env_options;
+  auto option = [&](std::initializer_list<std::string_view> words) {
+    for (auto w : words) {
+      env_options.append(w);
+      env_options += '\0';
+    }
+  };
+  if (req.bwrap_clearenv) {
+    option({"--clearenv"});
+  } else {
+    for (char** e = environ; *e; ++e) {
+      std::string_view kv(*e);
+      std::string_view name = kv.substr(0, kv.find('='));
+      bool kept = std::any_of(req.env.begin(), req.env.end(), [&](const std::string& mine) {
+        return mine.size() > name.size() && mine.compare(0, name.size(), name) == 0 && mine[name.size()] == '=';
+      });
+      if (!kept && !name.empty()) option({"--unsetenv", name});
+    }
+  }
   for (const auto& kv : req.env) {
     size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) continue;

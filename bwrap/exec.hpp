@@ -56,6 +56,9 @@ struct ExecRequest {
   // The command's environment: bwrap gets it with its options (--clearenv, --setenv), so it
   // never shows in a command line and the shim starts with it.
   std::vector<std::string> env;
+  // bwrap has --clearenv (0.5 and later); else each variable of wavebox's own environment the
+  // command must not see is named with --unsetenv.
+  bool bwrap_clearenv = true;
   std::optional<double> timeout_seconds;
   std::string limits = "0:0:0";  // CPU seconds : processes : memory MB for the command (0 = none)
   // Receives the listener of the shim's seccomp program (bwrap/shim.c).

@@ -321,6 +321,9 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   req.command = run.command;
   req.exe = run.exe;
   req.env = sandbox_environment(run.env);
+  // --clearenv came with bubblewrap 0.5 (an unknown version, 0.0, is taken as recent).
+  req.bwrap_clearenv = run.bwrap_version[0] > 0 || run.bwrap_version[1] >= 5 ||
+                       (run.bwrap_version[0] == 0 && run.bwrap_version[1] == 0);
   req.timeout_seconds = run.timeout_seconds;
   req.limits = fmt::format("{}:{}:{}", run.cpu_seconds, run.pids, run.memory_mb);
 

@@ -76,4 +76,17 @@ check "no host mount point is writable inside (checked $(wc -w <<<"$points"))" b
 # The environment reaches the command byte for byte (it travels with bwrap's options).
 OUT=$(cd "$WS" && WB_ODD_VALUE=$'a=b\nc  d\t$x' "$WAVEBOX" run -- printenv WB_ODD_VALUE 2>/dev/null)
 check "an environment value with =, a newline, a tab and spaces arrives unchanged" [ "$OUT" = $'a=b\nc  d\t$x' ]
+# What the sandbox's environment leaves out (the caller's proxy, with its credentials) reaches
+# neither the command nor pid 1's environment, with bwrap's --clearenv and, for a bubblewrap
+# older than 0.5 (a wrapper that says 0.4.0), with --unsetenv.
+fake="$SCRATCH/old-bwrap"
+printf '#!/bin/sh\n[ "$1" = --version ] && { echo "bubblewrap 0.4.0"; exit 0; }\nexec %s "$@"\n' "$(command -v bwrap)" > "$fake"
+chmod +x "$fake"
+printf '{"sandbox":{"enabled":true,"bwrapPath":"%s"}}' "$fake" > "$SCRATCH/oldbwrap.json"
+for settings in "" "--settings $SCRATCH/oldbwrap.json"; do
+  OUT=$(cd "$WS" && https_proxy=http://user:PROXY-SECRET@proxy.example:8080 NO_PROXY=PROXY-SECRET.internal "$WAVEBOX" run $settings -- \
+        sh -c 'env; tr "\0" "\n" < /proc/1/environ' 2>&1)
+  check "the caller's proxy credentials stay out (${settings:-bwrap --clearenv})" bash -c '! grep -q PROXY-SECRET <<<"$0"' "$OUT"
+  check "the sandbox's own proxy is set (${settings:-bwrap --clearenv})" grep -q '^https_proxy=http://127.0.0.1:3128' <<<"$OUT"
+done
 finish
