@@ -257,10 +257,20 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
   // shim has our acknowledgement, which comes after this (connections would wait in the
   // listeners' backlog anyway).
   if (auto st = receive_listeners(*child); !st) return fail(st.error());
-  if (req.on_listeners) {
+  // The proxy starts with the first connection (most commands make none): until then the
+  // listeners are polled here, and a connection waits in their backlog meanwhile.
+  bool proxy_started = !req.on_listeners;
+  auto start_proxy = [&]() {
+    proxy_started = true;
+    log::timing("a first connection: the proxy starts");
     auto st = req.on_listeners(std::move(child->http_listener), std::move(child->socks_listener));
-    if (!st) return abort_child(st.error());
-  }
+    if (!st) {
+      // Closed listeners refuse every connection: the sandbox has no network, nothing more.
+      log::error("the proxy could not start, the sandbox has no network: " + st.error().message);
+      child->http_listener.reset();
+      child->socks_listener.reset();
+    }
+  };
   if (auto st = await_bwrap(*child); !st) return abort_child(st.error());
   pid_t bwrap_pid = child->bwrap_pid;  // pid 1 of the sandbox's outer pid namespace
   L.status_wr.reset();
@@ -290,14 +300,17 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
       if (now_s() - exited_at > 2.0) break;
       timeout_ms = 200;
     }
-    struct pollfd p[5] = {
+    struct pollfd p[6] = {
         {sigfd.get(), POLLIN, 0},
         {status_eof ? -1 : status_rd.get(), POLLIN, 0},
         {err_eof ? -1 : err_rd.get(), POLLIN, 0},
         {observe && req.observer->socket_fd() >= 0 ? req.observer->socket_fd() : -1, POLLIN, 0},
+        {proxy_started ? -1 : child->http_listener.get(), POLLIN, 0},
+        {proxy_started ? -1 : child->socks_listener.get(), POLLIN, 0},
     };
-    int n = ::poll(p, 4, timeout_ms);
+    int n = ::poll(p, 6, timeout_ms);
     if (n < 0 && errno != EINTR) break;
+    if (!proxy_started && (p[4].revents || p[5].revents)) start_proxy();
     if (p[3].revents) {
       if (req.observer->receive_listener()) {
         log::timing("observer listener received");
