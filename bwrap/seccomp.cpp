@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/filter.h>
+#include <dlfcn.h>
 #include <seccomp.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -18,13 +19,65 @@
 namespace wb::lnx {
 namespace {
 
-struct CtxDeleter {
-  void operator()(void* c) const { seccomp_release(static_cast<scmp_filter_ctx>(c)); }
-};
-
 Error fail(const std::string& what, int rc) {
   return make_error(ErrorKind::kSandboxFailed,
                     fmt::format("seccomp filter: {} failed: {}", what, std::strerror(rc < 0 ? -rc : rc)));
+}
+
+// libseccomp, loaded when a program must be compiled (most runs find it in the cache, and then
+// do not pay for loading the library at every start: about 0.1 ms here).
+struct Libseccomp {
+  decltype(&seccomp_init) init;
+  decltype(&seccomp_release) release;
+  decltype(&seccomp_attr_set) attr_set;
+  decltype(&seccomp_syscall_resolve_name) resolve_name;
+  decltype(&seccomp_rule_add_array) rule_add_array;
+  decltype(&seccomp_export_bpf) export_bpf;
+  decltype(&seccomp_version) version;
+  std::string path;  // the file loaded, for the cache's check
+};
+
+Result<const Libseccomp*> libseccomp() {
+  static Libseccomp lib;
+  static std::string error;
+  static bool tried = false;
+  if (!tried) {
+    tried = true;
+    void* h = ::dlopen("libseccomp.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      const char* why = ::dlerror();
+      error = why ? why : "unknown";
+    } else {
+      auto get = [&](auto& fn, const char* name) { fn = reinterpret_cast<std::decay_t<decltype(fn)>>(::dlsym(h, name)); };
+      get(lib.init, "seccomp_init");
+      get(lib.release, "seccomp_release");
+      get(lib.attr_set, "seccomp_attr_set");
+      get(lib.resolve_name, "seccomp_syscall_resolve_name");
+      get(lib.rule_add_array, "seccomp_rule_add_array");
+      get(lib.export_bpf, "seccomp_export_bpf");
+      get(lib.version, "seccomp_version");
+      Dl_info info{};
+      if (lib.init && ::dladdr(reinterpret_cast<void*>(lib.init), &info) && info.dli_fname) lib.path = info.dli_fname;
+      if (!lib.init || !lib.release || !lib.attr_set || !lib.resolve_name || !lib.rule_add_array || !lib.export_bpf ||
+          !lib.version) {
+        error = "a libseccomp function is missing";
+      }
+    }
+  }
+  if (!error.empty()) {
+    return make_error(ErrorKind::kSandboxFailed,
+                      "seccomp filter: libseccomp.so.2 cannot be loaded (install libseccomp2): " + error);
+  }
+  return &lib;
+}
+
+// The cached program's first line names the libseccomp file that compiled it and its identity
+// (device, inode, size, change time): another or an upgraded library means compiling again.
+std::string library_identity(const std::string& path) {
+  struct stat st;
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) return "";
+  return fmt::format("wavebox-bpf 2 {} {} {} {}.{:09} {}\n", st.st_dev, st.st_ino, st.st_size, st.st_ctim.tv_sec,
+                     st.st_ctim.tv_nsec, path);
 }
 
 // One libseccomp rule: the call (by name), its action, its argument comparisons.
@@ -51,11 +104,11 @@ scmp_arg_cmp to_cmp(const ArgCheck& a) {
 // The cache key: the whole recipe, the libseccomp that compiles it and the machine it is for. A
 // change to any rule, action or comparison is a different program, so a different file.
 std::string recipe_key(const Recipe& r) {
-  const scmp_version* v = seccomp_version();
   struct utsname u {};
   ::uname(&u);
-  std::string text = fmt::format("wavebox-bpf 1 {} {} {}.{}.{} {}\n", r.name, r.kill_foreign_arch, v ? v->major : 0,
-                                 v ? v->minor : 0, v ? v->micro : 0, u.machine);
+  // The library's own version is checked through its file (see library_identity).
+  std::string text = fmt::format("wavebox-bpf 2 {} {} {}.{}.{} {}\n", r.name, r.kill_foreign_arch, SCMP_VER_MAJOR,
+                                 SCMP_VER_MINOR, SCMP_VER_MICRO, u.machine);
   for (const auto& e : r.entries) {
     text += fmt::format("{} {:x}", e.syscall, e.action);
     for (const auto& c : e.cmps) text += fmt::format(" {}:{}:{:x}:{:x}", c.arg, static_cast<int>(c.op), c.datum_a, c.datum_b);
@@ -87,32 +140,46 @@ bool plausible_program(const std::string& bytes) {
 Status compile(const Recipe& recipe, int fd, const std::string& cache_dir) {
   std::string cache_file = cache_dir.empty() ? "" : cache_dir + "/" + recipe_key(recipe);
   if (!cache_file.empty()) {
-    if (auto cached = sys::read_file(cache_file); cached.ok() && plausible_program(*cached)) {
-      if (write_all_at_start(fd, *cached)) return ok_status();
-      return fail("writing the program", errno);
+    if (auto cached = sys::read_file(cache_file); cached.ok()) {
+      size_t nl = cached->find('\n');
+      if (nl != std::string::npos) {
+        std::string first = cached->substr(0, nl + 1);
+        std::string program = cached->substr(nl + 1);
+        size_t path_at = first.rfind(' ');
+        std::string path = path_at == std::string::npos ? "" : first.substr(path_at + 1, first.size() - path_at - 2);
+        if (plausible_program(program) && !path.empty() && library_identity(path) == first) {
+          if (write_all_at_start(fd, program)) return ok_status();
+          return fail("writing the program", errno);
+        }
+      }
     }
   }
-  std::unique_ptr<void, CtxDeleter> ctx(seccomp_init(SCMP_ACT_ALLOW));
+  const Libseccomp* lib = WB_TRY(libseccomp());
+  struct CtxDeleter {
+    const Libseccomp* lib;
+    void operator()(void* c) const { lib->release(static_cast<scmp_filter_ctx>(c)); }
+  };
+  std::unique_ptr<void, CtxDeleter> ctx(lib->init(SCMP_ACT_ALLOW), CtxDeleter{lib});
   if (!ctx) return fail("seccomp_init", ENOMEM);
   auto* c = static_cast<scmp_filter_ctx>(ctx.get());
   if (recipe.kill_foreign_arch) {
-    int rc = seccomp_attr_set(c, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+    int rc = lib->attr_set(c, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
     if (rc != 0) return fail("setting the bad-architecture action", rc);
   }
   // A binary tree over syscall numbers: every call of the command walks this filter, so a
   // logarithmic dispatch instead of a linear list matters on syscall-heavy work.
-  (void)seccomp_attr_set(c, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+  (void)lib->attr_set(c, SCMP_FLTATR_CTL_OPTIMIZE, 2);
   for (const auto& e : recipe.entries) {
-    int nr = seccomp_syscall_resolve_name(e.syscall.c_str());
+    int nr = lib->resolve_name(e.syscall.c_str());
     // A call this architecture does not have (vm86 on x86_64): nothing to match.
     if (nr == __NR_SCMP_ERROR) continue;
-    int rc = seccomp_rule_add_array(c, e.action, nr, static_cast<unsigned>(e.cmps.size()),
-                                    e.cmps.empty() ? nullptr : e.cmps.data());
+    int rc = lib->rule_add_array(c, e.action, nr, static_cast<unsigned>(e.cmps.size()),
+                                 e.cmps.empty() ? nullptr : e.cmps.data());
     if (rc != 0) return fail(fmt::format("adding the {} rule for {}", recipe.name, e.syscall), rc);
   }
   if (::ftruncate(fd, 0) != 0) return fail("ftruncate", errno);
   ::lseek(fd, 0, SEEK_SET);
-  int rc = seccomp_export_bpf(c, fd);
+  int rc = lib->export_bpf(c, fd);
   if (rc != 0) return fail(fmt::format("exporting the {} program", recipe.name), rc);
   ::lseek(fd, 0, SEEK_SET);
   if (!cache_file.empty()) {
@@ -122,7 +189,8 @@ Status compile(const Recipe& recipe, int fd, const std::string& cache_dir) {
     ssize_t n;
     while ((n = ::read(fd, buf, sizeof buf)) > 0) bytes.append(buf, static_cast<size_t>(n));
     ::lseek(fd, 0, SEEK_SET);
-    if (plausible_program(bytes)) (void)sys::write_file_atomic(cache_file, bytes);
+    std::string identity = library_identity(lib->path);
+    if (plausible_program(bytes) && !identity.empty()) (void)sys::write_file_atomic(cache_file, identity + bytes);
   }
   return ok_status();
 }

@@ -58,20 +58,37 @@ TEST_CASE("seccomp: a cached program is the compiled one, used when present, rep
   auto after_first = files(dir);
   REQUIRE(after_first.size() == 1);
   std::string file = dir + "/" + *after_first.begin();
-  CHECK(sys::read_file(file).value() == fresh);
+  // The file: a first line naming the libseccomp that compiled it (path and identity), then the
+  // program.
+  std::string stored = sys::read_file(file).value();
+  size_t nl = stored.find('\n');
+  REQUIRE(nl != std::string::npos);
+  std::string first = stored.substr(0, nl + 1);
+  CHECK(first.rfind("wavebox-bpf 2 ", 0) == 0);
+  CHECK(first.find("libseccomp") != std::string::npos);
+  CHECK(stored.substr(nl + 1) == fresh);
 
   // The file is what a later run takes: a (still plausible) program written there comes back.
   std::string other = fresh;
   other[0] ^= 1;
-  std::ofstream(file, std::ios::binary | std::ios::trunc) << other;
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << first << other;
   REQUIRE(compile_seccomp(rules, fd.get(), dir).ok());
   CHECK(contents(fd.get()) == other);
 
-  // Not a whole number of instructions: compiled again and replaced.
-  std::ofstream(file, std::ios::binary | std::ios::trunc) << "1234567";
+  // Compiled by another library (or the same one, upgraded since): compiled again, replaced.
+  std::string elsewhere = first;
+  size_t ino_at = elsewhere.find(' ', 14) + 1;                      // "wavebox-bpf 2 DEV INO ..."
+  elsewhere.replace(ino_at, elsewhere.find(' ', ino_at) - ino_at, "0");  // inode 0: no file has it
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << elsewhere << other;
   REQUIRE(compile_seccomp(rules, fd.get(), dir).ok());
   CHECK(contents(fd.get()) == fresh);
-  CHECK(sys::read_file(file).value() == fresh);
+  CHECK(sys::read_file(file).value() == first + fresh);
+
+  // Not a whole number of instructions: compiled again and replaced.
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << first << "1234567";
+  REQUIRE(compile_seccomp(rules, fd.get(), dir).ok());
+  CHECK(contents(fd.get()) == fresh);
+  CHECK(sys::read_file(file).value() == first + fresh);
 
   // Other rules, other program, other file; the observer has its own.
   REQUIRE(compile_seccomp(seccomp_rules({true}), fd.get(), dir).ok());
