@@ -29,32 +29,57 @@ void add_common(CLI::App* sub, wb::cli::Options& o) {
 
 }  // namespace
 
+// Kept for the whole process and never destroyed: tearing down CLI11's option tree at exit
+// would be work for nothing (a global pointer, so leak checkers still see it reachable).
+CLI::App* g_app = nullptr;
+
 int main(int argc, char** argv) {
-  CLI::App app{"wavebox: run shell commands in an OS sandbox (bubblewrap on Linux, Seatbelt on macOS)"};
+  g_app = new CLI::App{"wavebox: run shell commands in an OS sandbox (bubblewrap on Linux, Seatbelt on macOS)"};
+  CLI::App& app = *g_app;
   app.set_version_flag("--version", "wavebox 0.1.0");
   app.require_subcommand(1);
   wb::cli::Options o;
 
-  auto* run = app.add_subcommand("run", "run a command sandboxed");
-  add_common(run, o);
-  run->add_option("-c", o.shell_command, "run this string through bash (or /bin/sh)");
-  run->add_option("command", o.command, "the command and its arguments (after --)");
-  auto* wrap = app.add_subcommand("wrap", "print the sandboxed invocation, run nothing");
-  add_common(wrap, o);
-  wrap->add_option("-c", o.shell_command, "a shell string instead of a command");
-  wrap->add_option("command", o.command, "the command and its arguments (after --)");
-  auto* decide = app.add_subcommand("decide", "print the permission decision as JSON, run nothing");
-  add_common(decide, o);
-  decide->add_option("-c", o.shell_command, "the command string");
-  decide->add_option("command", o.command, "the command string (after --)");
+  // Only the subcommand named first is built (building all five is CLI11's largest cost at every
+  // start); anything else (--help, --version, a typo) gets them all, for the full help.
+  const std::string first = argc > 1 ? argv[1] : "";
+  const bool known = first == "run" || first == "wrap" || first == "decide" || first == "connect" || first == "doctor";
+  auto wanted = [&](const char* name) { return !known || first == name; };
+  CLI::App* run = nullptr;
+  CLI::App* wrap = nullptr;
+  CLI::App* decide = nullptr;
+  CLI::App* connect = nullptr;
+  CLI::App* doctor = nullptr;
+  if (wanted("run")) {
+    run = app.add_subcommand("run", "run a command sandboxed");
+    add_common(run, o);
+    run->add_option("-c", o.shell_command, "run this string through bash (or /bin/sh)");
+    run->add_option("command", o.command, "the command and its arguments (after --)");
+  }
+  if (wanted("wrap")) {
+    wrap = app.add_subcommand("wrap", "print the sandboxed invocation, run nothing");
+    add_common(wrap, o);
+    wrap->add_option("-c", o.shell_command, "a shell string instead of a command");
+    wrap->add_option("command", o.command, "the command and its arguments (after --)");
+  }
+  if (wanted("decide")) {
+    decide = app.add_subcommand("decide", "print the permission decision as JSON, run nothing");
+    add_common(decide, o);
+    decide->add_option("-c", o.shell_command, "the command string");
+    decide->add_option("command", o.command, "the command string (after --)");
+  }
   std::string connect_host;
   int connect_port = 0;
-  auto* connect = app.add_subcommand("connect", "inside the sandbox: a tunnel through its SOCKS5 proxy (ssh ProxyCommand)");
-  connect->add_option("host", connect_host)->required();
-  connect->add_option("port", connect_port)->required();
-  auto* doctor = app.add_subcommand("doctor", "platform and dependency report");
-  add_common(doctor, o);
-  doctor->add_flag("--json", o.json, "machine-readable output");
+  if (wanted("connect")) {
+    connect = app.add_subcommand("connect", "inside the sandbox: a tunnel through its SOCKS5 proxy (ssh ProxyCommand)");
+    connect->add_option("host", connect_host)->required();
+    connect->add_option("port", connect_port)->required();
+  }
+  if (wanted("doctor")) {
+    doctor = app.add_subcommand("doctor", "platform and dependency report");
+    add_common(doctor, o);
+    doctor->add_flag("--json", o.json, "machine-readable output");
+  }
 
   // Everything after the first "--" is the command, untouched: CLI11 only sees what comes before
   // (its own "--" handling lets a vector option swallow the separator).
@@ -82,10 +107,10 @@ int main(int argc, char** argv) {
   wb::log::set_verbose(o.verbose);
   if (ours != argc) o.command.insert(o.command.end(), after.begin(), after.end());
 
-  if (run->parsed()) return wb::cli::cmd_run(o);
-  if (wrap->parsed()) return wb::cli::cmd_wrap(o);
-  if (decide->parsed()) return wb::cli::cmd_decide(o);
-  if (connect->parsed()) return wb::cli::cmd_connect(connect_host, connect_port);
-  if (doctor->parsed()) return wb::cli::cmd_doctor(o);
+  if (run && run->parsed()) return wb::cli::cmd_run(o);
+  if (wrap && wrap->parsed()) return wb::cli::cmd_wrap(o);
+  if (decide && decide->parsed()) return wb::cli::cmd_decide(o);
+  if (connect && connect->parsed()) return wb::cli::cmd_connect(connect_host, connect_port);
+  if (doctor && doctor->parsed()) return wb::cli::cmd_doctor(o);
   return 125;
 }
