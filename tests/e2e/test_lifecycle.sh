@@ -31,6 +31,13 @@ wait $wpid; rc=$?
 check "SIGINT is forwarded to the command (status 5)" [ "$rc" -eq 5 ]
 check "the command saw the signal" grep -q got-int "$SCRATCH/int.out"
 
+# A signal the caller ignores stays ignored for the command (as through env or nohup); none is
+# blocked.
+OUT=$(cd "$WS" && bash -c 'trap "" USR1; exec "$0" run -- grep -E "^Sig(Ign|Blk)" /proc/self/status' "$WAVEBOX" 2>/dev/null)
+ign=$(awk '/^SigIgn/ {print $2}' <<<"$OUT"); blk=$(awk '/^SigBlk/ {print $2}' <<<"$OUT")
+check "an ignored SIGUSR1 stays ignored inside" [ "$(( 0x${ign:-0} & (1 << 9) ))" -ne 0 ]
+check "no signal is blocked inside" [ "${blk:-x}" = 0000000000000000 ]
+
 # SIGKILL of wavebox: nothing of the sandbox survives.
 d=$((3000 + RANDOM % 1000))
 (cd "$WS" && exec "$WAVEBOX" run -- sh -c "sleep $d & sleep $((d+1)); true") &
