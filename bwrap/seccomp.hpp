@@ -1,6 +1,7 @@
 #pragma once
-// Compiles the seccomp rule list with libseccomp (the only file that includes it) into a BPF
-// program in a sealed memfd, for bwrap --seccomp FD.
+// Compiles the seccomp rule list with libseccomp (the only file that includes its header; the
+// library itself is loaded only when a program is not in the cache) into a BPF program in a
+// memory file, which wavebox-shim loads (compile_sandbox_filter).
 #include "bwrap/seccomp_rules.hpp"
 #include "core/result.hpp"
 #include "core/sys/fd.hpp"
@@ -10,14 +11,15 @@ namespace wb::lnx {
 // Writes the BPF program into fd. Native architecture only: any other (i386 via int 0x80, x32)
 // kills the process.
 // cache_dir (empty: none): programs compiled before, one file per exact recipe (every rule,
-// action and comparison, the libseccomp version and the machine name it) — compiling takes about
-// half a millisecond, reading the file microseconds. A file that is not a plausible program is
-// ignored and written again.
+// action and comparison, the libseccomp header's version and the machine name it), its first
+// line naming the library file that compiled it (path, device, inode, size, change time): a
+// file whose library changed, or that is not a plausible program, is compiled and written again.
+// Compiling takes about half a millisecond, reading the file microseconds.
 Status compile_seccomp(const std::vector<SeccompRule>& rules, int fd, const std::string& cache_dir = "");
 
-// The observer filter (installed by wavebox-shim inside the sandbox): user notification for
-// write intent (open flags tested in BPF, so plain reads never trap), path-changing calls and
-// connect(), chdir. Writes the BPF program into fd.
+// The observer's part alone: user notification for write intent (open flags tested in BPF, so
+// plain reads never trap), path-changing calls and connect(), chdir. Writes the BPF program into
+// fd (the sandbox uses compile_sandbox_filter, which holds it).
 Status compile_observer(int fd, const std::string& cache_dir = "");
 
 // What wavebox-shim loads (with a notification listener) before the command: one program that
