@@ -280,7 +280,8 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
   pid_t init_pid = -1;
   int wait_status = 0;
   bool exited = false, timed_out = false, status_eof = false, err_eof = !err_rd.valid();
-  bool observer_lost = false, ended = false;
+  bool observer_lost = false, ended = false, observer_hup = false;
+  unsigned wakeups = 0;  // of the loop below: a handful per run (a spin shows in -v)
   double start = now_s(), exited_at = 0;
   while (!exited || !status_eof || !err_eof || (observe && req.observer->socket_fd() >= 0)) {
     int timeout_ms = -1;
@@ -300,21 +301,31 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
       if (now_s() - exited_at > 2.0) break;
       timeout_ms = 200;
     }
-    struct pollfd p[6] = {
+    // The observer's thread starts with the first notification (a command that writes nothing
+    // never needs it): until then its listener is polled here, and the caller waits meanwhile.
+    const bool observer_idle = observe && req.observer->ready() && !req.observer->running() && !observer_hup;
+    struct pollfd p[7] = {
         {sigfd.get(), POLLIN, 0},
         {status_eof ? -1 : status_rd.get(), POLLIN, 0},
         {err_eof ? -1 : err_rd.get(), POLLIN, 0},
         {observe && req.observer->socket_fd() >= 0 ? req.observer->socket_fd() : -1, POLLIN, 0},
         {proxy_started ? -1 : child->http_listener.get(), POLLIN, 0},
         {proxy_started ? -1 : child->socks_listener.get(), POLLIN, 0},
+        {observer_idle ? req.observer->listener_fd() : -1, POLLIN, 0},
     };
-    int n = ::poll(p, 6, timeout_ms);
+    int n = ::poll(p, 7, timeout_ms);
     if (n < 0 && errno != EINTR) break;
+    ++wakeups;
     if (!proxy_started && (p[4].revents || p[5].revents)) start_proxy();
+    if (p[6].revents & POLLIN) {
+      log::timing("a first notification: the observer starts");
+      req.observer->start();
+    } else if (p[6].revents) {
+      observer_hup = true;  // every task under the filter has ended: nothing will come (no spin)
+    }
     if (p[3].revents) {
       if (req.observer->receive_listener()) {
         log::timing("observer listener received");
-        req.observer->start();
       } else {
         observer_lost = true;
       }
@@ -375,6 +386,7 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
     }
   }
   if (observe) req.observer->stop();
+  log::info(fmt::format("supervision loop woke {} times", wakeups));
   ::sigprocmask(SIG_SETMASK, &L.old_mask, nullptr);
   L.mask_blocked = false;
 

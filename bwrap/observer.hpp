@@ -35,6 +35,7 @@ class Observer {
   // Handles notifications on a thread of its own, blocked in the receive call, so the kernel's
   // synchronous wake-up can hand the CPU straight over (each notification is a round trip).
   void start();
+  bool running() const { return thread_.joinable(); }
   // Stops the thread (after the sandbox is gone). Idempotent.
   void stop();
   size_t handled() const { return handled_; }

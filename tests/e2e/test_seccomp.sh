@@ -126,4 +126,9 @@ fi
 wb run -v -- sh -c 'touch a b c; rm a b c'
 empty=$(printf '%s\n' "$OUT" | sed -n 's/.* \([0-9][0-9]*\) empty receives.*/\1/p')
 check "the observer does not spin after the sandbox ends (empty receives: ${empty:-none})" [ "${empty:-999}" -le 5 ]
+# Nor wavebox's own loop, which polls the observer's listener until the first notification: a
+# command that writes nothing ends with the listener hung up, which must not wake it for ever.
+wb run -v -- true
+woke=$(printf '%s\n' "$OUT" | sed -n 's/.*supervision loop woke \([0-9][0-9]*\) times.*/\1/p')
+check "wavebox's loop does not spin either (woke ${woke:-?} times for true)" [ "${woke:-999}" -le 30 ]
 finish
