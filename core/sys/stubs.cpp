@@ -117,20 +117,53 @@ bool still_ours(const Entry& e, const std::string& path, const std::string& cont
   return S_ISREG(st.st_mode) && static_cast<unsigned long long>(st.st_size) == e.size && file_holds(path, content);
 }
 
+// Whether what an open stub holds is still exactly what wavebox made: a directory with no entry,
+// or a file of `content` alone. Read through the descriptor, so it answers for the inode
+// wherever its name is now.
+bool holds_only_ours(int fd, const Entry& e, const std::string& content) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || st.st_dev != e.dev || st.st_ino != e.ino) return false;
+  if (e.type == 'd') {
+    if (!S_ISDIR(st.st_mode) || ::lseek(fd, 0, SEEK_SET) != 0) return false;
+    alignas(8) char buf[1024];
+    for (;;) {
+      long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return n == 0;
+      for (long off = 0; off < n;) {
+        auto* d = reinterpret_cast<struct dirent64*>(buf + off);
+        if (std::strcmp(d->d_name, ".") != 0 && std::strcmp(d->d_name, "..") != 0) return false;
+        off += d->d_reclen;
+      }
+    }
+  }
+  if (!S_ISREG(st.st_mode) || static_cast<unsigned long long>(st.st_size) != e.size) return false;
+  char buf[256];
+  ssize_t n = ::pread(fd, buf, sizeof buf, 0);
+  return n >= 0 && static_cast<size_t>(n) == content.size() && std::memcmp(buf, content.data(), content.size()) == 0;
+}
+
 // Removes the stub only if it is still the empty thing we made: the same inode, and for a file
 // the same size. Anything the host put there since (a real ~/.aws/credentials) stays. With a
-// pool on the same filesystem, the stub moves there instead of being deleted.
+// pool on the same filesystem, the stub moves there instead of being deleted. One descriptor on
+// the stub serves the checks before and after the move.
 void remove_stub(const Entry& e, const std::string& pool) {
   const std::string& content = e.content;
+  // O_NONBLOCK: should the name now be a fifo, opening it must not wait.
+  Fd f(::open(e.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (e.type == 'd' ? O_DIRECTORY : 0)));
+  if (!f.valid()) return;
   struct stat st;
-  if (::lstat(e.path.c_str(), &st) != 0) return;
-  if (st.st_dev != e.dev || st.st_ino != e.ino) return;
-  if (!pool.empty() && still_ours(e, e.path, content)) {
+  if (::fstat(f.get(), &st) != 0 || st.st_dev != e.dev || st.st_ino != e.ino) return;
+  if (!pool.empty() && holds_only_ours(f.get(), e, content)) {
     std::string name = (e.type == 'd' ? std::string("d-") : file_prefix(content)) + std::to_string(e.ino);
     std::string pooled = pool + "/" + name;
     if (rename_noreplace(e.path, pooled)) {
       // The host may have written into it between the check and the move: then it goes back.
-      if (still_ours(e, pooled, content)) return;
+      struct stat now;
+      if (::lstat(pooled.c_str(), &now) == 0 && now.st_dev == e.dev && now.st_ino == e.ino &&
+          holds_only_ours(f.get(), e, content)) {
+        return;
+      }
       if (!rename_noreplace(pooled, e.path)) {
         // The name was taken meanwhile: keep the host's data beside it rather than in the pool.
         std::string beside = e.path + ".wavebox-recovered-" + std::to_string(e.ino);
@@ -199,7 +232,7 @@ Status StubRegistry::acquire_one(const Request& r) {
   std::string old = read_fd(fd.get());
   if (parse_entry(old, e) && e.path == path && ::lstat(path.c_str(), &st) == 0 &&
       st.st_ino == e.ino && st.st_dev == e.dev) {
-    held_.push_back({std::move(fd), entry});  // another live run's stub: share it
+    held_.push_back({std::move(fd), entry, old});  // another live run's stub: share it
     return ok_status();
   }
   e = Entry{path, type == LeafType::kDir ? 'd' : 'f'};
@@ -268,16 +301,16 @@ Status StubRegistry::acquire_one(const Request& r) {
     (void)::ftruncate(fd.get(), 0);
     return sys_error("write", entry, err);
   }
-  held_.push_back({std::move(fd), entry});
+  held_.push_back({std::move(fd), entry, data});
   return ok_status();
 }
 
-void StubRegistry::remove_if_unused(Fd& lock, const std::string& entry) {
+void StubRegistry::remove_if_unused(Fd& lock, const std::string& entry, const std::string* data) {
   // Holding the registry lock, nobody can join this stub meanwhile; an exclusive lock succeeds
   // only when no other run holds its shared one.
   if (::flock(lock.get(), LOCK_EX | LOCK_NB) != 0) return;
   Entry e;
-  if (parse_entry(read_fd(lock.get()), e)) remove_stub(e, pool_);
+  if (parse_entry(data && !data->empty() ? *data : read_fd(lock.get()), e)) remove_stub(e, pool_);
   ::unlink(entry.c_str());
 }
 
@@ -286,7 +319,7 @@ void StubRegistry::release_all() {
   auto reg = lock_registry();
   if (!reg.ok()) return;
   // Newest first: a stub made inside another stub goes before its parent.
-  for (auto it = held_.rbegin(); it != held_.rend(); ++it) remove_if_unused(it->lock, it->entry);
+  for (auto it = held_.rbegin(); it != held_.rend(); ++it) remove_if_unused(it->lock, it->entry, &it->data);
   held_.clear();
 }
 

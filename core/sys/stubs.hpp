@@ -49,10 +49,12 @@ class StubRegistry {
   struct Held {
     Fd lock;
     std::string entry;
+    std::string data;  // what the entry file holds (written once, by the run that made the stub)
   };
   Result<Fd> lock_registry();
   Status acquire_one(const Request& r);
-  void remove_if_unused(Fd& lock, const std::string& entry);
+  // data: the entry's content when known (else read from lock).
+  void remove_if_unused(Fd& lock, const std::string& entry, const std::string* data = nullptr);
   void set_aside(const std::string& from, const std::string& name);
 
   std::string dir_;
