@@ -83,14 +83,13 @@ bool rename_noreplace(const std::string& from, const std::string& to) {
   return ::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0;
 }
 
-// One getdents64 into a small buffer: an empty directory has "." and "..", and any third name
-// fits in the same read.
-bool dir_is_empty(const std::string& path) {
-  Fd d(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
-  if (!d.valid()) return false;
+// One getdents64 into a small buffer, from the start: an empty directory has "." and "..", and
+// any third name fits in the same read.
+bool dir_fd_is_empty(int fd) {
+  if (::lseek(fd, 0, SEEK_SET) != 0) return false;
   alignas(8) char buf[1024];
   for (;;) {
-    long n = ::syscall(SYS_getdents64, d.get(), buf, sizeof buf);
+    long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return n == 0;
     for (long off = 0; off < n;) {
@@ -99,6 +98,11 @@ bool dir_is_empty(const std::string& path) {
       off += e->d_reclen;
     }
   }
+}
+
+bool dir_is_empty(const std::string& path) {
+  Fd d(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+  return d.valid() && dir_fd_is_empty(d.get());
 }
 
 // Whether a file holds exactly `content` (stubs hold at most a few bytes).
@@ -123,20 +127,7 @@ bool still_ours(const Entry& e, const std::string& path, const std::string& cont
 bool holds_only_ours(int fd, const Entry& e, const std::string& content) {
   struct stat st;
   if (::fstat(fd, &st) != 0 || st.st_dev != e.dev || st.st_ino != e.ino) return false;
-  if (e.type == 'd') {
-    if (!S_ISDIR(st.st_mode) || ::lseek(fd, 0, SEEK_SET) != 0) return false;
-    alignas(8) char buf[1024];
-    for (;;) {
-      long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return n == 0;
-      for (long off = 0; off < n;) {
-        auto* d = reinterpret_cast<struct dirent64*>(buf + off);
-        if (std::strcmp(d->d_name, ".") != 0 && std::strcmp(d->d_name, "..") != 0) return false;
-        off += d->d_reclen;
-      }
-    }
-  }
+  if (e.type == 'd') return S_ISDIR(st.st_mode) && dir_fd_is_empty(fd);
   if (!S_ISREG(st.st_mode) || static_cast<unsigned long long>(st.st_size) != e.size) return false;
   char buf[256];
   ssize_t n = ::pread(fd, buf, sizeof buf, 0);
