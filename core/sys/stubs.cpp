@@ -100,27 +100,6 @@ bool dir_fd_is_empty(int fd) {
   }
 }
 
-bool dir_is_empty(const std::string& path) {
-  Fd d(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
-  return d.valid() && dir_fd_is_empty(d.get());
-}
-
-// Whether a file holds exactly `content` (stubs hold at most a few bytes).
-bool file_holds(const std::string& path, const std::string& content) {
-  Fd f(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (!f.valid()) return false;
-  char buf[256];
-  ssize_t n = ::pread(f.get(), buf, sizeof buf, 0);
-  return n >= 0 && static_cast<size_t>(n) == content.size() && std::memcmp(buf, content.data(), content.size()) == 0;
-}
-
-bool still_ours(const Entry& e, const std::string& path, const std::string& content) {
-  struct stat st;
-  if (::lstat(path.c_str(), &st) != 0 || st.st_dev != e.dev || st.st_ino != e.ino) return false;
-  if (e.type == 'd') return S_ISDIR(st.st_mode) && dir_is_empty(path);
-  return S_ISREG(st.st_mode) && static_cast<unsigned long long>(st.st_size) == e.size && file_holds(path, content);
-}
-
 // Whether what an open stub holds is still exactly what wavebox made: a directory with no entry,
 // or a file of `content` alone. Read through the descriptor, so it answers for the inode
 // wherever its name is now.
@@ -246,13 +225,15 @@ Status StubRegistry::acquire_one(const Request& r) {
     }
     // Checked again where it now is: exactly what a new stub would be. Something else (the
     // pool is the user's to write in) goes back, aside, and a new stub is made instead.
-    Entry check = e;
+    Fd got(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (type == LeafType::kDir ? O_DIRECTORY : 0)));
     struct stat now;
-    if (::lstat(path.c_str(), &now) == 0) {
+    if (got.valid() && ::fstat(got.get(), &now) == 0) {
+      Entry check = e;
       check.dev = now.st_dev;
       check.ino = now.st_ino;
       check.size = type == LeafType::kDir ? 0 : content.size();
-      placed = still_ours(check, path, e.content);
+      placed = holds_only_ours(got.get(), check, e.content);
+      if (placed) st = now;
     }
     if (!placed) set_aside(path, name);
     break;
@@ -279,7 +260,7 @@ Status StubRegistry::acquire_one(const Request& r) {
       return sys_error("write", path, err);
     }
   }
-  if (::lstat(path.c_str(), &st) != 0) return sys_error("lstat", path, errno);
+  if (!placed && ::lstat(path.c_str(), &st) != 0) return sys_error("lstat", path, errno);
   e.dev = st.st_dev;
   e.ino = st.st_ino;
   e.size = type == LeafType::kDir ? 0 : content.size();
