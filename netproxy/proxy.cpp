@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <ifaddrs.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
@@ -14,16 +13,15 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
-#include <deque>
-#include <mutex>
 #include <set>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "netproxy/http_parse.hpp"
+#include "netproxy/relay.hpp"
+#include "netproxy/resolver.hpp"
 #include "netproxy/socks_parse.hpp"
 
 namespace wb::netproxy {
@@ -40,27 +38,8 @@ double now_s() {
   return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-struct Addr {
-  sockaddr_storage ss{};
-  socklen_t len = 0;
-};
-
 enum class Proto { kHttp, kSocks, kForward };
 enum class St { kHead, kSocksGreet, kSocksReq, kResolving, kConnecting, kRelay, kClosing };
-
-// One direction of a tunnel: bytes go socket -> pipe -> socket with splice(2), never through
-// our memory; `pre` holds what we send first (a rewritten request head, a CONNECT or SOCKS reply).
-struct Dir {
-  Fd pr, pw;
-  size_t cap = 65536;  // the pipe's capacity
-  size_t in_pipe = 0;
-  // The pipe refused more although it holds less than its capacity in bytes (socket data
-  // arrives in pieces; the pipe counts slots): the source is not read again until some of it
-  // has gone out, or a slow reader would make us spin on a readable source.
-  bool pipe_full = false;
-  bool src_eof = false, dst_shut = false;
-  std::string pre;
-};
 
 struct Conn {
   std::uint64_t id = 0;
@@ -74,24 +53,11 @@ struct Conn {
   std::string prefix;  // bytes for upstream once connected
   std::vector<Addr> addrs;
   size_t next_addr = 0;
-  Dir c2u, u2c;
+  Relay c2u, u2c;
   std::string reply;  // kClosing: what the client gets before we close
   double deadline = 0;
   std::uint32_t client_mask = 0, upstream_mask = 0;
   bool client_added = false, upstream_added = false;  // in the epoll set (perhaps with no events)
-};
-
-constexpr size_t kPipeCap = 65536;
-constexpr int kPipeWant = 512 * 1024;
-
-struct Job {
-  std::uint64_t id;
-  std::string host;
-  int port;
-};
-struct Resolved {
-  std::uint64_t id;
-  std::vector<Addr> addrs;
 };
 
 std::string addr_bytes(const Addr& a) {
@@ -132,22 +98,16 @@ std::string http_error(int code, const char* text, const std::string& why) {
 struct Proxy::Impl {
   ProxyConfig cfg;
   ProxyStats stats;
-  Fd http_listener, socks_listener, epoll, stop_fd, resolver_fd;
-  std::thread loop_thread, resolver_thread;
+  Fd http_listener, socks_listener, epoll, stop_fd;
+  Resolver resolver;
+  std::thread loop_thread;
   std::unordered_map<std::uint64_t, std::unique_ptr<Conn>> conns;
   std::uint64_t next_id = kFirstConn;
   std::set<std::string> own_addresses;  // read on first use (most runs resolve nothing)
   bool own_addresses_read = false;
   const std::set<std::string>& own();
 
-  std::mutex mu;
-  std::condition_variable cv;
-  std::deque<Job> jobs;
-  std::deque<Resolved> results;
-  bool resolver_stop = false;
-
   void run();
-  void resolver();
   void accept_all(int lfd, Proto proto);
   void on_event(Conn& c, bool upstream, std::uint32_t ev);
   void refuse(Conn& c, const std::string& reason, const std::string& rule);
@@ -159,7 +119,6 @@ struct Proxy::Impl {
   void fail(Conn& c, const std::string& http, int socks_code);
   // ev: the epoll events of one side (upstream or client); kAll: try everything.
   void pump(Conn& c, bool upstream = false, std::uint32_t ev = kAllEvents);
-  bool move(Dir& d, int src, int dst, bool src_ready, bool dst_ready);
   void update(Conn& c);
   void close_conn(std::uint64_t id);
   void on_head(Conn& c);
@@ -177,12 +136,11 @@ Result<std::unique_ptr<Proxy>> Proxy::start(ProxyConfig config, Fd http_listener
   impl->socks_listener = std::move(socks_listener);
   impl->epoll = Fd(::epoll_create1(EPOLL_CLOEXEC));
   impl->stop_fd = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  impl->resolver_fd = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (!impl->epoll.valid() || !impl->stop_fd.valid() || !impl->resolver_fd.valid()) {
+  if (!impl->epoll.valid() || !impl->stop_fd.valid() || impl->resolver.fd() < 0) {
     return make_error(ErrorKind::kSandboxFailed, fmt::format("proxy: epoll/eventfd failed: {}", std::strerror(errno)));
   }
   for (auto [fd, id] : {std::pair{impl->http_listener.get(), kListenHttp}, std::pair{impl->socks_listener.get(), kListenSocks},
-                        std::pair{impl->stop_fd.get(), kStopId}, std::pair{impl->resolver_fd.get(), kResolverId}}) {
+                        std::pair{impl->stop_fd.get(), kStopId}, std::pair{impl->resolver.fd(), kResolverId}}) {
     if (fd < 0) continue;
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
     epoll_event ev{};
@@ -203,12 +161,7 @@ void Proxy::stop() {
   std::uint64_t one = 1;
   (void)!::write(impl_->stop_fd.get(), &one, sizeof one);
   impl_->loop_thread.join();
-  {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    impl_->resolver_stop = true;
-  }
-  impl_->cv.notify_all();
-  if (impl_->resolver_thread.joinable()) impl_->resolver_thread.join();
+  impl_->resolver.stop();
 }
 
 // This host's own addresses: a name resolving to one of them is refused like loopback. Read
@@ -231,39 +184,6 @@ const std::set<std::string>& Proxy::Impl::own() {
   return own_addresses;
 }
 
-void Proxy::Impl::resolver() {
-  for (;;) {
-    Job job;
-    {
-      std::unique_lock<std::mutex> lock(mu);
-      cv.wait(lock, [&] { return resolver_stop || !jobs.empty(); });
-      if (resolver_stop) return;
-      job = std::move(jobs.front());
-      jobs.pop_front();
-    }
-    Resolved r{job.id, {}};
-    struct addrinfo hints {};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    struct addrinfo* res = nullptr;
-    if (::getaddrinfo(job.host.c_str(), std::to_string(job.port).c_str(), &hints, &res) == 0) {
-      for (auto* a = res; a; a = a->ai_next) {
-        Addr x;
-        std::memcpy(&x.ss, a->ai_addr, a->ai_addrlen);
-        x.len = a->ai_addrlen;
-        r.addrs.push_back(x);
-      }
-      ::freeaddrinfo(res);
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      results.push_back(std::move(r));
-    }
-    std::uint64_t one = 1;
-    (void)!::write(resolver_fd.get(), &one, sizeof one);
-  }
-}
-
 void Proxy::Impl::run() {
   epoll_event evs[256];
   for (;;) {
@@ -280,14 +200,7 @@ void Proxy::Impl::run() {
       } else if (d == kListenSocks) {
         accept_all(socks_listener.get(), cfg.forward_socks_port ? Proto::kForward : Proto::kSocks);
       } else if (d == kResolverId) {
-        std::uint64_t v;
-        (void)!::read(resolver_fd.get(), &v, sizeof v);
-        std::deque<Resolved> got;
-        {
-          std::lock_guard<std::mutex> lock(mu);
-          got.swap(results);
-        }
-        for (auto& r : got) on_resolved(std::move(r));
+        for (auto& r : resolver.take()) on_resolved(std::move(r));
       } else {
         auto it = conns.find(d >> 1);
         if (it != conns.end()) on_event(*it->second, d & 1, evs[i].events);
@@ -349,10 +262,10 @@ void Proxy::Impl::update(Conn& c) {
     case St::kResolving: break;
     case St::kConnecting: um = EPOLLOUT; break;
     case St::kRelay:
-      if (!c.c2u.src_eof && c.c2u.in_pipe < c.c2u.cap && !c.c2u.pipe_full) cm |= EPOLLIN;
-      if (c.u2c.in_pipe > 0 || !c.u2c.pre.empty()) cm |= EPOLLOUT;
-      if (!c.u2c.src_eof && c.u2c.in_pipe < c.u2c.cap && !c.u2c.pipe_full) um |= EPOLLIN;
-      if (c.c2u.in_pipe > 0 || !c.c2u.pre.empty()) um |= EPOLLOUT;
+      if (c.c2u.wants_src()) cm |= EPOLLIN;
+      if (c.u2c.wants_dst()) cm |= EPOLLOUT;
+      if (c.u2c.wants_src()) um |= EPOLLIN;
+      if (c.c2u.wants_dst()) um |= EPOLLOUT;
       break;
     case St::kClosing:
       if (!c.reply.empty()) cm |= EPOLLOUT;
@@ -480,12 +393,7 @@ void Proxy::Impl::start_resolve(Conn& c) {
     on_resolved({c.id, {a}});
     return;
   }
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    jobs.push_back({c.id, c.host, c.port});
-  }
-  if (!resolver_thread.joinable()) resolver_thread = std::thread([this] { resolver(); });
-  cv.notify_one();
+  resolver.submit(c.id, c.host, c.port);
 }
 
 void Proxy::Impl::on_resolved(Resolved r) {
@@ -532,25 +440,10 @@ void Proxy::Impl::try_connect(Conn& c) {
 }
 
 void Proxy::Impl::connected(Conn& c) {
-  int p1[2], p2[2];
-  if (::pipe2(p1, O_NONBLOCK | O_CLOEXEC) != 0) {
+  if (!c.c2u.open() || !c.u2c.open()) {
     fail(c, http_error(502, "Bad Gateway", "out of resources"), 0x01);
     return;
   }
-  if (::pipe2(p2, O_NONBLOCK | O_CLOEXEC) != 0) {
-    ::close(p1[0]);
-    ::close(p1[1]);
-    fail(c, http_error(502, "Bad Gateway", "out of resources"), 0x01);
-    return;
-  }
-  c.c2u.pr.reset(p1[0]);
-  c.c2u.pw.reset(p1[1]);
-  c.u2c.pr.reset(p2[0]);
-  c.u2c.pw.reset(p2[1]);
-  // Larger pipes mean fewer splice calls per megabyte; the kernel may refuse (per-user pipe
-  // quota), then the default 64 KiB stays.
-  c.c2u.cap = ::fcntl(p1[1], F_SETPIPE_SZ, kPipeWant) > 0 ? static_cast<size_t>(::fcntl(p1[1], F_GETPIPE_SZ)) : kPipeCap;
-  c.u2c.cap = ::fcntl(p2[1], F_SETPIPE_SZ, kPipeWant) > 0 ? static_cast<size_t>(::fcntl(p2[1], F_GETPIPE_SZ)) : kPipeCap;
   c.st = St::kRelay;
   if (c.proto == Proto::kSocks) {
     c.u2c.pre = socks_reply(0);
@@ -563,65 +456,6 @@ void Proxy::Impl::connected(Conn& c) {
   update(c);
 }
 
-// Moves what it can in one direction; false on a hard error. A short read means the source is
-// drained and a short write that the destination is full: neither is tried again until epoll
-// says so (most EAGAIN round trips saved on a bulk transfer).
-bool Proxy::Impl::move(Dir& d, int src, int dst, bool src_ready, bool dst_ready) {
-  for (;;) {
-    bool progress = false;
-    if (!d.pre.empty()) {
-      if (!dst_ready) break;
-      ssize_t n = ::send(dst, d.pre.data(), d.pre.size(), MSG_NOSIGNAL);
-      if (n > 0) {
-        d.pre.erase(0, static_cast<size_t>(n));
-        progress = true;
-        if (!d.pre.empty()) dst_ready = false;
-      } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-        return false;
-      } else {
-        dst_ready = false;
-      }
-    } else {
-      if (src_ready && !d.src_eof && d.in_pipe < d.cap && !d.pipe_full) {
-        size_t want = d.cap - d.in_pipe;
-        ssize_t n = ::splice(src, nullptr, d.pw.get(), nullptr, want, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
-        if (n > 0) {
-          d.in_pipe += static_cast<size_t>(n);
-          stats.bytes += static_cast<unsigned long long>(n);
-          progress = true;
-          if (static_cast<size_t>(n) < want) src_ready = false;
-        } else if (n == 0) {
-          d.src_eof = true;
-        } else if (errno == EAGAIN || errno == EINTR) {
-          src_ready = false;
-          if (errno == EAGAIN && d.in_pipe > 0) d.pipe_full = true;
-        } else {
-          d.src_eof = true;  // reset by peer: treat as end of this direction
-        }
-      }
-      if (dst_ready && d.in_pipe > 0) {
-        ssize_t n = ::splice(d.pr.get(), nullptr, dst, nullptr, d.in_pipe, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
-        if (n > 0) {
-          d.in_pipe -= static_cast<size_t>(n);
-          d.pipe_full = false;
-          progress = true;
-          if (d.in_pipe > 0) dst_ready = false;
-        } else if (n < 0 && errno != EAGAIN && errno != EINTR) {
-          return false;
-        } else {
-          dst_ready = false;
-        }
-      }
-    }
-    if (!progress) break;
-  }
-  if (d.src_eof && d.in_pipe == 0 && d.pre.empty() && !d.dst_shut) {
-    ::shutdown(dst, SHUT_WR);
-    d.dst_shut = true;
-  }
-  return true;
-}
-
 void Proxy::Impl::pump(Conn& c, bool upstream, std::uint32_t ev) {
   // Only the directions this event concerns: the source that became readable (then its
   // destination is tried at once, it usually has room), or the destination that became
@@ -632,8 +466,10 @@ void Proxy::Impl::pump(Conn& c, bool upstream, std::uint32_t ev) {
   const bool all = ev == kAllEvents;
   bool c2u_src = all || (!upstream && in), c2u_dst = all || (upstream && out) || c2u_src;
   bool u2c_src = all || (upstream && in), u2c_dst = all || (!upstream && out) || u2c_src;
-  bool ok1 = move(c.c2u, c.client.get(), c.upstream.get(), c2u_src, c2u_dst);
-  bool ok2 = move(c.u2c, c.upstream.get(), c.client.get(), u2c_src, u2c_dst);
+  unsigned long long moved = 0;
+  bool ok1 = c.c2u.step(c.client.get(), c.upstream.get(), c2u_src, c2u_dst, &moved);
+  bool ok2 = c.u2c.step(c.upstream.get(), c.client.get(), u2c_src, u2c_dst, &moved);
+  stats.bytes += moved;
   if (!ok1 || !ok2 || (c.c2u.dst_shut && c.u2c.dst_shut)) {
     close_conn(c.id);
     return;
