@@ -201,14 +201,13 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
   Fd& sigfd = L.sigfd;
   const bool observe = req.observer != nullptr;
   if (observe) req.observer->adopt_socket(std::move(L.obs_ours));
-  auto fail = [&](Error e) -> Result<int> { return e; };
   auto abort_child = [&](Error e) -> Result<int> {
     // The keeper's death ends bwrap, waiting for its options, and its namespace: nothing
     // of the sandbox ran, and nothing is printed.
     ::kill(pid, SIGKILL);
     int ws;
     ::waitpid(pid, &ws, 0);
-    return fail(std::move(e));
+    return e;
   };
   auto options = req.prepare();
   if (!options.ok()) return abort_child(options.error());
@@ -241,22 +240,15 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
   for (const auto& kv : req.env) {
     size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) continue;
-    env_options += "--setenv";
-    env_options += '\0';
-    env_options.append(kv, 0, eq);
-    env_options += '\0';
-    env_options.append(kv, eq + 1);
-    env_options += '\0';
+    std::string_view v(kv);
+    option({"--setenv", v.substr(0, eq), v.substr(eq + 1)});
   }
   ::lseek(L.filter.get(), 0, SEEK_SET);
   ::lseek(L.spec.get(), 0, SEEK_SET);
   ::lseek(L.mounts.get(), 0, SEEK_SET);
   if (auto st = send_options(env_options + *options, L.args_wr.get()); !st) return abort_child(st.error());
   L.args_wr.reset();
-  // The proxy starts while bwrap builds the sandbox: the command cannot connect before the
-  // shim has our acknowledgement, which comes after this (connections would wait in the
-  // listeners' backlog anyway).
-  if (auto st = receive_listeners(*child); !st) return fail(st.error());
+  if (auto st = receive_listeners(*child); !st) return st.error();
   // The proxy starts with the first connection (most commands make none): until then the
   // listeners are polled here, and a connection waits in their backlog meanwhile.
   bool proxy_started = !req.on_listeners;
