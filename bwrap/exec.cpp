@@ -214,9 +214,7 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
   // The command, its limits and where it was found: read by the shim once bwrap runs it.
   std::string spec = req.limits + '\0' + (req.exe.empty() ? std::string("-") : req.exe) + '\0';
   for (const auto& a : req.command) spec += a + '\0';
-  if (::ftruncate(L.spec.get(), 0) != 0 || ::pwrite(L.spec.get(), spec.data(), spec.size(), 0) != static_cast<ssize_t>(spec.size())) {
-    return abort_child(sys::sys_error("write", "the command for the shim", errno));
-  }
+  if (auto st = sys::replace_contents(L.spec.get(), spec, "the command for the shim"); !st) return abort_child(st.error());
   // The command's environment, for bwrap to set before it runs the shim.
   std::string env_options;
   auto option = [&](std::initializer_list<std::string_view> words) {
@@ -243,9 +241,6 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
     std::string_view v(kv);
     option({"--setenv", v.substr(0, eq), v.substr(eq + 1)});
   }
-  ::lseek(L.filter.get(), 0, SEEK_SET);
-  ::lseek(L.spec.get(), 0, SEEK_SET);
-  ::lseek(L.mounts.get(), 0, SEEK_SET);
   if (auto st = send_options(env_options + *options, L.args_wr.get()); !st) return abort_child(st.error());
   L.args_wr.reset();
   if (auto st = receive_listeners(*child); !st) return st.error();

@@ -372,9 +372,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
     spec.shim_mounts = mode;
     std::string list = mode == ShimMounts::kAll ? render_shim_mounts(p.plan, p.facts, console_device())
                                                 : render_shim_devices_read_only();
-    if (::pwrite(mounts_fd, list.data(), list.size(), 0) != static_cast<ssize_t>(list.size())) {
-      return make_error(ErrorKind::kSandboxFailed, "cannot write the shim's mount list");
-    }
+    WB_TRY(sys::replace_contents(mounts_fd, list, "the shim's mount list"));
     std::string options = bwrap_options(render_args(p.plan, p.facts, spec));
     missing = missing_unstubbed(run.policy, p.facts);
     // The scan cache and probes are done with: give their pages back for the length of the run.

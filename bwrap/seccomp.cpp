@@ -120,18 +120,6 @@ std::string recipe_key(const Recipe& r) {
   return fmt::format("{}-{:016x}", r.name, h);
 }
 
-bool write_all_at_start(int fd, const std::string& data) {
-  if (::ftruncate(fd, 0) != 0 || ::lseek(fd, 0, SEEK_SET) != 0) return false;
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    off += static_cast<size_t>(n);
-  }
-  return ::lseek(fd, 0, SEEK_SET) == 0;
-}
-
 // A cached program is taken only when it is the size a BPF program can be.
 bool plausible_program(const std::string& bytes) {
   return !bytes.empty() && bytes.size() % sizeof(sock_filter) == 0 && bytes.size() / sizeof(sock_filter) <= BPF_MAXINSNS;
@@ -148,8 +136,7 @@ Status compile(const Recipe& recipe, int fd, const std::string& cache_dir) {
         size_t path_at = first.rfind(' ');
         std::string path = path_at == std::string::npos ? "" : first.substr(path_at + 1, first.size() - path_at - 2);
         if (plausible_program(program) && !path.empty() && library_identity(path) == first) {
-          if (write_all_at_start(fd, program)) return ok_status();
-          return fail("writing the program", errno);
+          return sys::replace_contents(fd, program, "the seccomp program");
         }
       }
     }

@@ -48,6 +48,19 @@ Result<std::string> read_file(const std::string& path) {
   return out;
 }
 
+Status replace_contents(int fd, const std::string& data, const std::string& what) {
+  if (::ftruncate(fd, 0) != 0) return sys_error("ftruncate", what, errno);
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::pwrite(fd, data.data() + off, data.size() - off, static_cast<off_t>(off));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return sys_error("write", what, n < 0 ? errno : EIO);
+    off += static_cast<size_t>(n);
+  }
+  if (::lseek(fd, 0, SEEK_SET) != 0) return sys_error("lseek", what, errno);
+  return ok_status();
+}
+
 Status write_file_atomic(const std::string& path, const std::string& data) {
   std::string tmp = fmt::format("{}.{}.tmp", path, ::getpid());
   Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));

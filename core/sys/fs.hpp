@@ -16,6 +16,9 @@ Error sys_error(const std::string& call, const std::string& path, int err);
 
 Result<std::string> read_file(const std::string& path);
 Status write_file_atomic(const std::string& path, const std::string& data);
+// Makes an open file (a memory file handed to another process) hold exactly data, and leaves
+// its offset at the start for the reader. what: named in the error.
+Status replace_contents(int fd, const std::string& data, const std::string& what);
 bool exists(const std::string& path);
 bool is_dir(const std::string& path);
 std::string real_path_or_empty(const std::string& path);
