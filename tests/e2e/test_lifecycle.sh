@@ -38,6 +38,18 @@ ign=$(awk '/^SigIgn/ {print $2}' <<<"$OUT"); blk=$(awk '/^SigBlk/ {print $2}' <<
 check "an ignored SIGUSR1 stays ignored inside" [ "$(( 0x${ign:-0} & (1 << 9) ))" -ne 0 ]
 check "no signal is blocked inside" [ "${blk:-x}" = 0000000000000000 ]
 
+# wavebox starts its keeper off its own CPU; the command still gets exactly the caller's CPUs.
+mine=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)
+wb run -- awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status
+check "the command may run on the caller's CPUs ($mine)" [ "$OUT" = "$mine" ]
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+  last=$(( $(nproc) - 1 ))
+  OUT=$(cd "$WS" && taskset -c "$last" "$WAVEBOX" run -- awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status 2>/dev/null)
+  check "a caller pinned to CPU $last keeps its command there" [ "$OUT" = "$last" ]
+  OUT=$(cd "$WS" && taskset -c "0-$last" "$WAVEBOX" run -- awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status 2>/dev/null)
+  check "a caller on CPUs 0-$last keeps them all for its command" [ "$OUT" = "0-$last" ]
+fi
+
 # SIGKILL of wavebox: nothing of the sandbox survives.
 d=$((3000 + RANDOM % 1000))
 (cd "$WS" && exec "$WAVEBOX" run -- sh -c "sleep $d & sleep $((d+1)); true") &
