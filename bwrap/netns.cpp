@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/sys/fdpass.hpp"
@@ -83,10 +84,19 @@ struct SpawnChild {
   child_fail(c->err_fd, 6);
 }
 
-// A new child is queued on our CPU, and we go on planning for a millisecond: measured here, the
-// keeper then waited ~0.8 ms for that CPU while another sat idle. So it may run anywhere but
-// where we are; the keeper's first act is to take our affinity back (so bwrap and the command
-// get the caller's). A hint only: with a single allowed CPU, or any failure, nothing changes.
+// vfork: no copy of our page tables, and none of our pages made copy-on-write (each first write
+// after a fork would fault); we wait only for the child's exec.
+__attribute__((noinline)) pid_t start_child(const SpawnChild* c) {
+  pid_t pid = ::vfork();
+  if (pid == 0) spawn_child(c);
+  return pid;
+}
+
+// The keeper, just exec'd, is often on our CPU, and we go on planning for a millisecond: measured
+// here (with fork), it then waited ~0.8 ms for that CPU while the other sat idle. So it may run
+// anywhere but where we are; its first act is to take our affinity back (so bwrap and the
+// command get the caller's). A hint only: with a single allowed CPU, or any failure, nothing
+// changes.
 void run_elsewhere(pid_t child) {
   unsigned long mask[128] = {};  // 8192 CPUs
   int cpu = ::sched_getcpu();
@@ -120,16 +130,13 @@ Result<NetnsChild> spawn_in_netns(const std::string& shim, const std::vector<std
   }
   sys::Fd ours(sv[0]), theirs(sv[1]), err_rd(ep[0]), err_wr(ep[1]);
 
-  // A plain fork: measured here, CLONE_VM | CLONE_VFORK (posix_spawn's way) made wavebox wait
-  // for the child's exec, which often meant waiting for the other, idle, CPU to wake (median
-  // 0.6 ms, up to 3 ms, against 0.1 ms). Every signal stays blocked in the child until just
-  // before its exec, so no handler of ours runs in it.
+  // Every signal stays blocked in the child until just before its exec, so no handler of ours
+  // runs in it (it shares our memory until then).
   SpawnChild c{&shim, &av, &ev, &dups, theirs.get(), err_wr.get(), sock_fd, err_fd};
   sigset_t all, old;
   sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &old);
-  pid_t pid = ::fork();
-  if (pid == 0) spawn_child(&c);
+  pid_t pid = start_child(&c);
   int clone_errno = errno;
   ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (pid < 0) return make_error(ErrorKind::kSandboxFailed, fmt::format("fork failed: {}", std::strerror(clone_errno)));
