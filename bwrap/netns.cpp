@@ -85,28 +85,13 @@ struct SpawnChild {
 }
 
 // vfork: no copy of our page tables, and none of our pages made copy-on-write (each first write
-// after a fork would fault); we wait only for the child's exec.
+// after a fork would fault); we wait only for the child's exec. (With fork the child was often
+// queued on our CPU, which stays busy planning, and waited ~0.8 ms for it while the other sat
+// idle; after vfork it is the one running, and we are the one woken, on the idle CPU.)
 __attribute__((noinline)) pid_t start_child(const SpawnChild* c) {
   pid_t pid = ::vfork();
   if (pid == 0) spawn_child(c);
   return pid;
-}
-
-// The keeper, just exec'd, is often on our CPU, and we go on planning for a millisecond: measured
-// here (with fork), it then waited ~0.8 ms for that CPU while the other sat idle. So it may run
-// anywhere but where we are; its first act is to take our affinity back (so bwrap and the
-// command get the caller's). A hint only: with a single allowed CPU, or any failure, nothing
-// changes.
-void run_elsewhere(pid_t child) {
-  unsigned long mask[128] = {};  // 8192 CPUs
-  int cpu = ::sched_getcpu();
-  long len = ::syscall(SYS_sched_getaffinity, 0, sizeof mask, mask);
-  const size_t bits = 8 * sizeof(unsigned long);
-  if (cpu < 0 || len <= 0 || static_cast<size_t>(cpu) >= static_cast<size_t>(len) * 8) return;
-  mask[cpu / bits] &= ~(1UL << (cpu % bits));
-  bool other = false;
-  for (size_t i = 0; i < static_cast<size_t>(len) / sizeof(unsigned long); ++i) other |= mask[i] != 0;
-  if (other) (void)::syscall(SYS_sched_setaffinity, child, len, mask);
 }
 
 }  // namespace
@@ -140,7 +125,6 @@ Result<NetnsChild> spawn_in_netns(const std::string& shim, const std::vector<std
   int clone_errno = errno;
   ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (pid < 0) return make_error(ErrorKind::kSandboxFailed, fmt::format("fork failed: {}", std::strerror(clone_errno)));
-  run_elsewhere(pid);
   theirs.reset();
   err_wr.reset();
 

@@ -505,11 +505,6 @@ static int keeper(int argc, char** argv) {
   int errfd = atoi(argv[6]);
   /* Dies with wavebox; armed first, then checked, so no moment is uncovered. */
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent) _exit(127);
-  /* wavebox started us off its own CPU (bwrap/netns.cpp, run_elsewhere); what we start gets
-   * wavebox's affinity, which is the caller's. */
-  unsigned long cpus[128];
-  long cpus_len = syscall(SYS_sched_getaffinity, parent, sizeof cpus, cpus);
-  if (cpus_len > 0) syscall(SYS_sched_setaffinity, 0, cpus_len, cpus);
   fcntl(sock, F_SETFD, FD_CLOEXEC);
   fcntl(errfd, F_SETFD, FD_CLOEXEC);
   if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID) != 0) fail_step(errfd, 1);
