@@ -289,22 +289,30 @@ std::vector<std::string> render_args(const Plan& plan, const LinuxFacts& facts, 
   };
   if (!run.share_net) a.push_back("--unshare-net");
   bool v08 = facts.bwrap_version[0] > 0 || facts.bwrap_version[1] >= 8;
-  if (v08) a.push_back("--disable-userns");
+  // The shim placing every mount forbids user namespaces itself (it must stay in bwrap's to
+  // mount /proc), whatever bwrap's version.
+  if (v08 && run.shim_mounts != ShimMounts::kAll) a.push_back("--disable-userns");
   a.insert(a.end(), {"--cap-drop", "ALL"});
   if (run.shim_mounts != ShimMounts::kNone) {
     // Only for the shim's mounts: it drops both (bounding set included) before the command.
     a.insert(a.end(), {"--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP"});
   }
   if (run.shim_mounts == ShimMounts::kAll) {
-    // The host's tree as it is (the shim takes its sources from it, then makes it read-only and
-    // builds /dev) and bwrap's own /proc.
-    a.insert(a.end(), {"--dev-bind", "/", "/", "--proc", "/proc"});
+    // And to set the user namespace limit to 0.
+    a.insert(a.end(), {"--cap-add", "CAP_SYS_RESOURCE"});
+    // The host's tree as it is: the shim takes its sources from it, then makes it read-only,
+    // mounts /proc and builds /dev.
+    a.insert(a.end(), {"--dev-bind", "/", "/"});
     if (run.shim_is_init) a.push_back("--as-pid-1");
     a.insert(a.end(), {"--chdir", run.cwd});
     return a;
   }
+  // bwrap makes /proc/sys read-only only when access(2) calls it writable, which the kernel
+  // never does for that directory; yet a sysctl file there lets uid 0 write when uid 0 is the
+  // host's root (a root caller): without this bind, such a command could change the host's
+  // kernel settings.
   a.insert(a.end(), {plan.filesystem_open ? "--bind" : "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                     "--perms", "1777", "--tmpfs", "/dev/shm"});
+                     "--ro-bind", "/proc/sys", "/proc/sys", "--perms", "1777", "--tmpfs", "/dev/shm"});
   std::vector<std::string> remount;
   for (const auto& op : plan.mounts) {
     switch (op.kind) {

@@ -18,10 +18,11 @@
  *     (counted per user namespace since Linux 5.14, so it bounds the sandbox's own processes)
  *     and RLIMIT_AS on the command.
  *     pid 1 of bwrap's namespace (bwrap --as-pid-1): arms its parent-death signal; places the
- *     mounts listed in MOUNTS_FD (bwrap/plan.hpp, render_shim_mounts: all of them, /dev
- *     included, with the new mount API; or, where bwrap placed them, only re-mounts the device
- *     nodes read-only) in a mount namespace of its own, checks what must be read-only is, and
- *     enters its working directory again; drops every capability (bounding and ambient sets
+ *     mounts listed in MOUNTS_FD (bwrap/plan.hpp, render_shim_mounts: all of them, /proc and
+ *     /dev included, with the new mount API, in bwrap's mount namespace, after forbidding new
+ *     user namespaces; or, where bwrap placed them, only re-mounts the device nodes read-only,
+ *     in a mount namespace of its own), checks what must be read-only is, and enters its
+ *     working directory again; drops every capability (bounding and ambient sets
  *     included) and checks that none is left; loads the seccomp program of FILTER_FD (bwrap was
  *     not given it), which refuses some calls and reports others, with a user-notification
  *     listener, hands the listener to wavebox over SOCK_FD and waits for its acknowledgement
@@ -326,6 +327,41 @@ static int devices_read_only(void) {
   return 0;
 }
 
+/* bwrap --disable-userns, done here instead: we stay in bwrap's user namespace, where we may
+ * mount /proc (from a nested one we could not). Its limit on user namespaces becomes 0, so none
+ * can be made from it or below it; only a capability in it could raise the limit again, and
+ * every capability is dropped before the command. Checked. (The seccomp program refuses
+ * CLONE_NEWUSER too.) */
+static int disable_userns(void) {
+  if (write_file("/proc/sys/user/max_user_namespaces", "0") != 0) return die("limiting user namespaces to none");
+  if (unshare(CLONE_NEWUSER) == 0) {
+    errno = EPERM;
+    return die("a user namespace could still be made");
+  }
+  if (errno != ENOSPC) return die("checking that no user namespace can be made");
+  return 0;
+}
+
+/* The sandbox's /proc, as bwrap --proc makes it: a new instance for its pid namespace (we are
+ * its pid 1), nosuid, nodev, noexec, over the host's; the corners that reach the kernel
+ * (sysctls, sysrq, interrupts, buses) read-only. */
+static int mount_proc(void) {
+  static const char* const opts[] = {"source", "proc", NULL};
+  int m = new_fs("proc", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, "/proc");
+  if (m < 0 || move_to(m, "/proc") != 0) return 125;
+  static const char* const covered[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", NULL};
+  for (int i = 0; covered[i]; ++i) {
+    struct stat st;
+    if (lstat(covered[i], &st) != 0) {
+      if (errno == ENOENT) continue; /* not built into this kernel */
+      return fail_at("lstat", covered[i]);
+    }
+    int t = clone_tree(covered[i], covered[i], MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+    if (t < 0 || move_to(t, covered[i]) != 0 || must_be_read_only(covered[i]) != 0) return 125;
+  }
+  return 0;
+}
+
 struct record {
   const char* kind;
   const char* a;
@@ -337,10 +373,12 @@ struct record {
 /* The mounts of MOUNTS_FD (bwrap/plan.hpp, render_shim_mounts). *placed: whether there were
  * any (then bwrap was not given the seccomp filter, and we load it).
  *
- * The whole list: bwrap gave us the host's tree (--dev-bind / /) and its own /proc. In a mount
- * namespace of our own: copies of everything the list binds are taken first, from the host's
+ * The whole list: bwrap gave us the host's tree (--dev-bind / /) and left us in its user
+ * namespace, where we first forbid new user namespaces (its --disable-userns). In bwrap's mount
+ * namespace: copies of everything the list binds are taken first, from the host's
  * tree, as bwrap takes its sources from the old root; then every mount of the tree is made
- * nosuid, nodev and (unless the filesystem is open) read-only in one call; /dev is built; the
+ * nosuid, nodev and (unless the filesystem is open) read-only in one call; /proc is mounted
+ * and /dev built; the
  * copies and masks are placed in the planned order; directory masks that hold mounts become
  * read-only last; what must be read-only is checked. */
 static int place_mounts(int fd, int* placed) {
@@ -366,9 +404,18 @@ static int place_mounts(int fd, int* placed) {
     }
     r[n++] = (struct record){f[0], f[1], f[2], -1, 0};
   }
-  if (unshare(CLONE_NEWNS) != 0) return die("a mount namespace of its own");
-  if (n == 1 && strcmp(r[0].kind, "devices-ro") == 0) return devices_read_only();
-  if (n < 2 || strcmp(r[0].kind, "root") != 0 || strcmp(r[1].kind, "dev") != 0) return errno = EINVAL, die("the mount list");
+  int devices_ro = n == 1 && strcmp(r[0].kind, "devices-ro") == 0;
+  if (!devices_ro && (n < 2 || strcmp(r[0].kind, "root") != 0 || strcmp(r[1].kind, "dev") != 0)) {
+    return errno = EINVAL, die("the mount list");
+  }
+  if (devices_ro) {
+    /* In bwrap's nested user namespace: a mount namespace of our own to mount anything. */
+    if (unshare(CLONE_NEWNS) != 0) return die("a mount namespace of its own");
+    return devices_read_only();
+  }
+  /* Still in bwrap's user namespace, which owns bwrap's mount namespace: we mount in that one
+   * (its mounts are slaves of the host's, so nothing we place propagates out). */
+  if (disable_userns() != 0) return 125;
 
   int nodes[sizeof kDevNodes / sizeof kDevNodes[0]];
   char src[64];
@@ -393,9 +440,7 @@ static int place_mounts(int fd, int* placed) {
   if (set_attr(AT_FDCWD, "/", AT_RECURSIVE, (root_ro ? MOUNT_ATTR_RDONLY : 0) | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0) != 0) {
     return fail_at("mount_setattr", "/");
   }
-  /* bwrap's /proc stays as bwrap made it: writable, its risky corners read-only. */
-  if (root_ro && set_attr(AT_FDCWD, "/proc", 0, 0, MOUNT_ATTR_RDONLY) != 0) return fail_at("mount_setattr", "/proc");
-  if (build_dev(nodes, console) != 0) return 125;
+  if (mount_proc() != 0 || build_dev(nodes, console) != 0) return 125;
 
   for (size_t i = 2; i < n; ++i) {
     int in_mask = 0;

@@ -52,6 +52,24 @@ wb run -- umount /proc
 check "umount fails" [ "$RC" -ne 0 ]
 wb run -- unshare -r true
 check "unshare -r fails" [ "$RC" -ne 0 ]
+if [ "${WAVEBOX_SHIM_MOUNTS:-}" != 0 ]; then
+  # The shim forbids user namespaces itself (bwrap's --disable-userns), the seccomp program aside.
+  wb run -- cat /proc/sys/user/max_user_namespaces
+  check "no user namespace may be made inside (limit 0)" [ "$OUT" = 0 ]
+fi
+
+# /proc is the sandbox's own: its processes only, its kernel corners read-only.
+wb run -- sh -c 'ls -d /proc/[0-9]* | wc -l; cat /proc/1/comm; readlink /proc/self/ns/pid'
+n=$(sed -n 1p <<<"$OUT")
+check "/proc lists only the sandbox's processes ($n)" [ "${n:-99}" -le 4 ]
+check "pid 1 inside is wavebox-shim" [ "$(sed -n 2p <<<"$OUT")" = wavebox-shim ]
+check "the sandbox has a pid namespace of its own" [ "$(sed -n 3p <<<"$OUT")" != "$(readlink /proc/self/ns/pid)" ]
+before=$(cat /proc/sys/kernel/ns_last_pid /proc/sys/vm/overcommit_ratio)
+wb run -- sh -c 'echo 5 > /proc/sys/vm/overcommit_ratio || exit 3; echo written'
+check "a sysctl cannot be written from inside" [ "$RC" -ne 0 ]
+check "the host's sysctl is unchanged" [ "$(cat /proc/sys/vm/overcommit_ratio)" = "$(sed -n 2p <<<"$before")" ]
+wb run -- sh -c 'echo 1 > /proc/self/oom_score_adj && cat /proc/self/oom_score_adj'
+check "the command's own /proc entries stay writable (oom_score_adj)" [ "$OUT" = 1 ]
 wb run -- mknod "$WS/dev0" c 1 3
 check "mknod of a device fails" [ "$RC" -ne 0 ]
 check "no device node was created" [ ! -e "$WS/dev0" ]
