@@ -481,11 +481,13 @@ static int place_mounts(int fd, int* placed) {
 
 /* No capability may reach the command: bounding, ambient, permitted, effective, inheritable. */
 static int drop_capabilities(void) {
+  unsigned long long dropped = 0; /* a capability absent from the bounding set cannot come back */
   for (int c = 0; c < 64; ++c) {
     int held = prctl(PR_CAPBSET_READ, c, 0, 0, 0);
     if (held < 0) break; /* beyond the last capability */
-    if (held == 1 && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0) {
-      return die("dropping the capability bounding set");
+    if (held == 1) {
+      if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0) return die("dropping the capability bounding set");
+      dropped |= 1ULL << c;
     }
   }
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
@@ -504,9 +506,8 @@ static int drop_capabilities(void) {
     }
   }
   for (int c = 0; c < 64; ++c) {
-    int r = prctl(PR_CAPBSET_READ, c, 0, 0, 0);
-    if (r < 0) break;
-    if (r == 1) {
+    if (!(dropped & (1ULL << c))) continue;
+    if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) != 0) {
       errno = EPERM;
       return die("a capability is still in the bounding set");
     }
