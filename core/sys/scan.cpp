@@ -3,38 +3,40 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <deque>
 #include <string_view>
 #include <thread>
 #include <unordered_set>
 
 #include "core/policy.hpp"
+#include "core/scan_cache.hpp"
 #include "core/sys/fd.hpp"
 #include "core/sys/fs.hpp"
 
 namespace wb::sys {
 namespace {
 
-// One directory as last read: identity, mtime, and its entries of interest. Names are kept in
-// NUL-joined blobs (one allocation each) because a repeat scan of a large tree is dominated by
-// allocation, not by system calls.
-struct DirRecord {
-  std::string rel;  // relative to the root; "" is the root
-  unsigned long long ino = 0;
-  long long mtime_s = 0;
-  long long mtime_ns = 0;
-  std::string subdirs;  // "a\0b\0"
-  std::string hits;     // "Dname\0Fname\0": D directory, F anything else
-  bool stat_ok = false;
-  struct stat st {};
-};
+// A repeat scan of a large tree is one mapping of the cache (core/scan_cache.hpp), no allocation
+// per directory, and one fstatat per directory, relative to the root's descriptor (about 1.4 µs
+// each on this VM, mostly the cache misses of the lookup; the old text format cost another 0.5 µs
+// per directory to load).
+using Fixed = ScanStamp;
+using Rec = ScanRecord;
 
-constexpr char kMagic[] = "wavebox-scan-2";
+struct Seen {
+  std::uint64_t ino = 0;
+  std::int64_t mtime_s = 0, mtime_ns = 0;
+  bool dir = false;
+};
 
 unsigned long long fnv1a(const std::string& s) {
   unsigned long long h = 1469598103934665603ULL;
@@ -45,89 +47,18 @@ unsigned long long fnv1a(const std::string& s) {
   return h;
 }
 
-template <class F>
-void for_each_name(const std::string& blob, F f) {
-  size_t pos = 0;
-  while (pos < blob.size()) {
-    size_t end = blob.find('\0', pos);
-    if (end == std::string::npos) break;
-    f(std::string_view(blob).substr(pos, end - pos));
-    pos = end + 1;
-  }
-}
-
-void put_field(std::string& out, std::string_view f) {
-  out.append(f);
+void put_name(std::string& out, std::string_view n) {
+  out.append(n);
   out += '\0';
 }
 
-std::string serialize(const std::string& root, const std::vector<DirRecord>& recs) {
-  std::string out;
-  out.reserve(recs.size() * 64);
-  put_field(out, kMagic);
-  put_field(out, root);
-  for (const auto& r : recs) {
-    put_field(out, r.rel);
-    put_field(out, fmt::format("{} {} {} {} {}", r.ino, r.mtime_s, r.mtime_ns, r.subdirs.size(), r.hits.size()));
-    out += r.subdirs;
-    out += r.hits;
-  }
-  return out;
-}
-
-bool deserialize(const std::string& data, const std::string& root, std::vector<DirRecord>& recs) {
-  size_t pos = 0;
-  auto next = [&](std::string_view& f) {
-    size_t end = data.find('\0', pos);
-    if (end == std::string::npos) return false;
-    f = std::string_view(data).substr(pos, end - pos);
-    pos = end + 1;
-    return true;
-  };
-  std::string_view f;
-  if (!next(f) || f != kMagic || !next(f) || f != root) return false;
-  while (pos < data.size()) {
-    DirRecord r;
-    std::string_view rel, nums;
-    if (!next(rel) || !next(nums)) return false;
-    unsigned long long v[5];
-    const char* p = nums.data();
-    const char* end = p + nums.size();
-    for (int i = 0; i < 5; ++i) {
-      bool neg = p < end && *p == '-';
-      if (neg) ++p;
-      if (p >= end || *p < '0' || *p > '9') return false;
-      unsigned long long x = 0;
-      while (p < end && *p >= '0' && *p <= '9') x = x * 10 + static_cast<unsigned>(*p++ - '0');
-      v[i] = neg ? static_cast<unsigned long long>(-static_cast<long long>(x)) : x;
-      if (p < end && *p == ' ') ++p;
-    }
-    r.ino = v[0];
-    r.mtime_s = static_cast<long long>(v[1]);
-    r.mtime_ns = static_cast<long long>(v[2]);
-    unsigned long long nsub = v[3], nhit = v[4];
-    if (nsub > data.size() - pos || nhit > data.size() - pos - nsub) return false;
-    r.rel.assign(rel);
-    r.subdirs.assign(data, pos, nsub);
-    r.hits.assign(data, pos + nsub, nhit);
-    pos += nsub + nhit;
-    recs.push_back(std::move(r));
-  }
-  return true;
-}
-
-std::string abs_of(const std::string& root, const std::string& rel) { return rel.empty() ? root : root + "/" + rel; }
-std::string child_of(const std::string& rel, std::string_view name) {
-  return rel.empty() ? std::string(name) : rel + "/" + std::string(name);
-}
-
-bool read_dir(const std::string& abs, DirRecord& rec) {
-  Fd fd(::open(abs.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
+// The entries of the directory at rel (below root_fd, no symbolic link followed on the last step),
+// into subdirs and hits; false when it cannot be read.
+bool read_dir(int root_fd, const char* rel, std::string& subdirs, std::string& hits) {
+  Fd fd(::openat(root_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
   if (!fd.valid()) return false;
   DIR* d = ::fdopendir(fd.release());
   if (!d) return false;
-  rec.subdirs.clear();
-  rec.hits.clear();
   while (struct dirent* e = ::readdir(d)) {
     const char* n = e->d_name;
     if (n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0'))) continue;
@@ -139,10 +70,10 @@ bool read_dir(const std::string& abs, DirRecord& rec) {
     }
     bool dir = type == DT_DIR;
     if (n[0] == '.' && is_scanned_name(n)) {
-      rec.hits += dir ? 'D' : 'F';
-      put_field(rec.hits, n);
+      hits += dir ? 'D' : 'F';
+      put_name(hits, n);
     }
-    if (dir && std::strcmp(n, ".git") != 0) put_field(rec.subdirs, n);
+    if (dir && std::strcmp(n, ".git") != 0) put_name(subdirs, n);
   }
   ::closedir(d);
   return true;
@@ -150,11 +81,23 @@ bool read_dir(const std::string& abs, DirRecord& rec) {
 
 // Directories modified within the last two seconds may change again inside the same mtime tick,
 // so they are recorded as never-valid and read again next time (git's "racy" rule).
-void stamp(DirRecord& r, const struct stat& st, time_t now) {
-  bool racy = st.st_mtim.tv_sec + 2 >= now;
-  r.ino = st.st_ino;
-  r.mtime_s = racy ? -1 : st.st_mtim.tv_sec;
-  r.mtime_ns = st.st_mtim.tv_nsec;
+void stamp(Fixed& f, const Seen& s, time_t now) {
+  bool racy = s.mtime_s + 2 >= now;
+  f.ino = s.ino;
+  f.mtime_s = racy ? -1 : s.mtime_s;
+  f.mtime_ns = s.mtime_ns;
+}
+
+Seen look(int root_fd, const char* rel) {
+  Seen s;
+  struct stat st;
+  if (::fstatat(root_fd, *rel ? rel : ".", &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    s.ino = st.st_ino;
+    s.mtime_s = st.st_mtim.tv_sec;
+    s.mtime_ns = st.st_mtim.tv_nsec;
+    s.dir = S_ISDIR(st.st_mode);
+  }
+  return s;
 }
 
 }  // namespace
@@ -165,79 +108,131 @@ Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_d
   struct timespec t0, t1, t2, t3, now;
   ::clock_gettime(CLOCK_MONOTONIC, &t0);
   ::clock_gettime(CLOCK_REALTIME, &now);
-  std::vector<DirRecord> old;
-  if (auto data = read_file(cache_file); data.ok()) {
-    if (!deserialize(*data, root, old)) old.clear();
+  Fd root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root_fd.valid()) return sys_error("open", root, errno);
+  // The cache is mapped, not copied: the records point into it.
+  struct Mapped {
+    void* p = MAP_FAILED;
+    size_t n = 0;
+    ~Mapped() {
+      if (p != MAP_FAILED) ::munmap(p, n);
+    }
+  } cache;
+  std::vector<Rec> old;
+  if (Fd cf(::open(cache_file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)); cf.valid()) {
+    struct stat st;
+    if (::fstat(cf.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+      cache.n = static_cast<size_t>(st.st_size);
+      cache.p = ::mmap(nullptr, cache.n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, cf.get(), 0);
+    }
+  }
+  if (cache.p != MAP_FAILED && !parse_scan_cache(std::string_view(static_cast<const char*>(cache.p), cache.n), root, old)) {
+    old.clear();
   }
   ::clock_gettime(CLOCK_MONOTONIC, &t1);
 
-  // A repeat scan is one lstat per known directory, split over two threads.
+  // A repeat scan is one fstatat per known directory, over a few threads for a large tree.
+  std::vector<Seen> seen(old.size());
   auto stat_range = [&](size_t from, size_t to) {
-    for (size_t i = from; i < to; ++i) {
-      old[i].stat_ok = ::lstat(abs_of(root, old[i].rel).c_str(), &old[i].st) == 0 && S_ISDIR(old[i].st.st_mode);
-    }
+    for (size_t i = from; i < to; ++i) seen[i] = look(root_fd.get(), old[i].rel.data());
   };
-  if (old.size() > 2000) {
-    std::thread helper(stat_range, old.size() / 2, old.size());
-    stat_range(0, old.size() / 2);
-    helper.join();
-  } else {
-    stat_range(0, old.size());
+  const size_t threads = old.size() > 2000 ? std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 4) : 1;
+  {
+    std::vector<std::thread> helpers;
+    for (size_t t = 1; t < threads; ++t) {
+      helpers.emplace_back(stat_range, old.size() * t / threads, old.size() * (t + 1) / threads);
+    }
+    stat_range(0, old.size() / threads);
+    for (auto& h : helpers) h.join();
   }
+  struct timespec ts;
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
 
-  std::vector<DirRecord> fresh;
+  // Storage for what is read now (a deque: what it holds never moves).
+  std::deque<std::string> owned;
+  auto keep = [&](std::string s) -> std::string_view { return owned.emplace_back(std::move(s)); };
+  std::vector<Rec> fresh;
   fresh.reserve(old.size());
-  std::vector<std::string> walk;  // directories not known before: read with all below them
+  std::vector<std::int32_t> moved(old.size(), -1);  // old index -> index in fresh (-1: dropped)
+  struct Todo {
+    std::string rel;
+    std::int32_t parent;
+  };
+  std::vector<Todo> walk;  // directories not known before: read with all below them
   bool changed = old.empty();
-  std::unordered_set<std::string_view> known;
-  if (old.empty()) walk.push_back("");
-  for (auto& r : old) {
-    if (!r.stat_ok) {
-      changed = true;  // gone, or no longer a directory
-      continue;
-    }
-    if (r.ino == r.st.st_ino && r.mtime_s == r.st.st_mtim.tv_sec && r.mtime_ns == r.st.st_mtim.tv_nsec) {
-      fresh.push_back(std::move(r));
-      continue;
-    }
-    DirRecord n;
-    n.rel = r.rel;
-    stamp(n, r.st, now.tv_sec);
-    ++result.dirs_read;
-    if (!read_dir(abs_of(root, r.rel), n)) {
+  bool replaced = false;  // a directory is another one now (same path, another inode)
+  for (size_t i = 0; i < old.size(); ++i) {
+    Rec r = old[i];
+    const Seen& s = seen[i];
+    // Gone, no longer a directory, or below one that is (a path through a directory that
+    // became a symbolic link would be followed): dropped, with everything below it.
+    const std::int32_t parent = r.f.parent < 0 ? -1 : moved[static_cast<size_t>(r.f.parent)];
+    if (!s.dir || (r.f.parent >= 0 && parent < 0)) {
       changed = true;
       continue;
     }
-    if (n.subdirs != r.subdirs || n.hits != r.hits || n.ino != r.ino) changed = true;
-    if (n.subdirs != r.subdirs) {
-      if (known.empty()) {
-        for (const auto& o : old) known.insert(o.rel);
+    r.f.parent = parent;
+    if (r.f.ino != s.ino || r.f.mtime_s != s.mtime_s || r.f.mtime_ns != s.mtime_ns) {
+      std::string subdirs, hits;
+      ++result.dirs_read;
+      if (!read_dir(root_fd.get(), *r.rel.data() ? r.rel.data() : ".", subdirs, hits)) {
+        changed = true;
+        continue;
       }
-      for_each_name(n.subdirs, [&](std::string_view name) {
-        std::string c = child_of(n.rel, name);
-        if (!known.count(c)) walk.push_back(std::move(c));
+      const Fixed before = r.f;
+      stamp(r.f, s, now.tv_sec);
+      // Saved when something differs, or when a directory settled (a trustworthy mtime where
+      // the cache had none or another): not for one that is only still recent.
+      if (subdirs != r.subdirs || hits != r.hits || before.ino != s.ino ||
+          (r.f.mtime_s != -1 && (r.f.mtime_s != before.mtime_s || r.f.mtime_ns != before.mtime_ns))) {
+        changed = true;
+      }
+      replaced = replaced || before.ino != s.ino;
+      const auto self = static_cast<std::int32_t>(fresh.size());
+      for_each_name(subdirs, [&](std::string_view name) {
+        if (before.ino != s.ino || !blob_has_name(r.subdirs, name)) {
+          walk.push_back({r.rel.empty() ? std::string(name) : fmt::format("{}/{}", r.rel, name), self});
+        }
       });
+      r.subdirs = keep(std::move(subdirs));
+      r.hits = keep(std::move(hits));
     }
-    fresh.push_back(std::move(n));
+    moved[i] = static_cast<std::int32_t>(fresh.size());
+    fresh.push_back(r);
+  }
+  if (fresh.empty()) walk = {{"", -1}};  // no cache, or the root itself changed kind
+  // A replaced directory has every subdirectory walked again, and its old children are kept
+  // above when they still stand: not to be recorded twice.
+  std::unordered_set<std::string_view> present;
+  if (replaced) {
+    for (const auto& r : fresh) present.insert(r.rel);
   }
   while (!walk.empty()) {
-    std::string rel = std::move(walk.back());
+    Todo t = std::move(walk.back());
     walk.pop_back();
-    struct stat st;
-    std::string abs = abs_of(root, rel);
-    if (::lstat(abs.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
-    DirRecord n;
-    n.rel = rel;
-    stamp(n, st, now.tv_sec);
+    if (present.count(t.rel)) continue;
+    Seen s = look(root_fd.get(), t.rel.c_str());
+    if (!s.dir) continue;
+    Rec r;
+    r.f.parent = t.parent;
+    stamp(r.f, s, now.tv_sec);
+    std::string subdirs, hits;
     ++result.dirs_read;
     changed = true;
-    if (!read_dir(abs, n)) continue;
-    for_each_name(n.subdirs, [&](std::string_view name) { walk.push_back(child_of(rel, name)); });
-    fresh.push_back(std::move(n));
+    if (!read_dir(root_fd.get(), t.rel.empty() ? "." : t.rel.c_str(), subdirs, hits)) continue;
+    const auto self = static_cast<std::int32_t>(fresh.size());
+    for_each_name(subdirs, [&](std::string_view name) {
+      walk.push_back({t.rel.empty() ? std::string(name) : fmt::format("{}/{}", t.rel, name), self});
+    });
+    r.rel = keep(std::move(t.rel));
+    r.subdirs = keep(std::move(subdirs));
+    r.hits = keep(std::move(hits));
+    fresh.push_back(r);
   }
   result.dirs_total = fresh.size();
   for (const auto& r : fresh) {
-    std::string dir = abs_of(root, r.rel);
+    if (r.hits.empty()) continue;
+    std::string dir = r.rel.empty() ? root : fmt::format("{}/{}", root, r.rel);
     for_each_name(r.hits, [&](std::string_view h) {
       result.hits.push_back({dir, std::string(h.substr(1)), h[0] == 'D'});
     });
@@ -245,13 +240,14 @@ Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_d
   ::clock_gettime(CLOCK_MONOTONIC, &t2);
   if (changed) {
     // A cache we cannot write only costs time on the next run.
-    (void)write_file_atomic(cache_file, serialize(root, fresh));
+    (void)write_file_atomic(cache_file, serialize_scan_cache(root, fresh));
   }
   ::clock_gettime(CLOCK_MONOTONIC, &t3);
   auto ms = [](const timespec& a, const timespec& b) {
     return (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
   };
-  result.timing = fmt::format("load {:.1f} ms, walk {:.1f} ms, save {:.1f} ms", ms(t0, t1), ms(t1, t2), ms(t2, t3));
+  result.timing = fmt::format("load {:.1f} ms, walk {:.1f} ms ({:.1f} of it checking the known), save {:.1f} ms",
+                              ms(t0, t1), ms(t1, t2), ms(t1, ts), ms(t2, t3));
   return result;
 }
 
