@@ -85,8 +85,8 @@ bool rename_noreplace(const std::string& from, const std::string& to) {
 
 // One getdents64 into a small buffer, from the start: an empty directory has "." and "..", and
 // any third name fits in the same read.
-bool dir_fd_is_empty(int fd) {
-  if (::lseek(fd, 0, SEEK_SET) != 0) return false;
+bool dir_fd_is_empty(int fd, bool rewind) {
+  if (rewind && ::lseek(fd, 0, SEEK_SET) != 0) return false;
   alignas(8) char buf[1024];
   for (;;) {
     long n = ::syscall(SYS_getdents64, fd, buf, sizeof buf);
@@ -102,11 +102,13 @@ bool dir_fd_is_empty(int fd) {
 
 // Whether what an open stub holds is still exactly what wavebox made: a directory with no entry,
 // or a file of `content` alone. Read through the descriptor, so it answers for the inode
-// wherever its name is now.
-bool holds_only_ours(int fd, const Entry& e, const std::string& content) {
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || st.st_dev != e.dev || st.st_ino != e.ino) return false;
-  if (e.type == 'd') return S_ISDIR(st.st_mode) && dir_fd_is_empty(fd);
+// wherever its name is now. fresh: the caller has just opened fd and fstat'ed it into *fresh
+// (nothing to stat again, no directory offset to rewind).
+bool holds_only_ours(int fd, const Entry& e, const std::string& content, const struct stat* fresh = nullptr) {
+  struct stat own;
+  const struct stat& st = fresh ? *fresh : own;
+  if ((!fresh && ::fstat(fd, &own) != 0) || st.st_dev != e.dev || st.st_ino != e.ino) return false;
+  if (e.type == 'd') return S_ISDIR(st.st_mode) && dir_fd_is_empty(fd, !fresh);
   if (!S_ISREG(st.st_mode) || static_cast<unsigned long long>(st.st_size) != e.size) return false;
   char buf[256];
   ssize_t n = ::pread(fd, buf, sizeof buf, 0);
@@ -124,7 +126,7 @@ void remove_stub(const Entry& e, const std::string& pool) {
   if (!f.valid()) return;
   struct stat st;
   if (::fstat(f.get(), &st) != 0 || st.st_dev != e.dev || st.st_ino != e.ino) return;
-  if (!pool.empty() && holds_only_ours(f.get(), e, content)) {
+  if (!pool.empty() && holds_only_ours(f.get(), e, content, &st)) {
     std::string name = (e.type == 'd' ? std::string("d-") : file_prefix(content)) + std::to_string(e.ino);
     std::string pooled = pool + "/" + name;
     if (rename_noreplace(e.path, pooled)) {
@@ -232,7 +234,7 @@ Status StubRegistry::acquire_one(const Request& r) {
       check.dev = now.st_dev;
       check.ino = now.st_ino;
       check.size = type == LeafType::kDir ? 0 : content.size();
-      placed = holds_only_ours(got.get(), check, e.content);
+      placed = holds_only_ours(got.get(), check, e.content, &now);
       if (placed) st = now;
     }
     if (!placed) set_aside(path, name);
