@@ -202,16 +202,15 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
   const bool observe = req.observer != nullptr;
   if (observe) req.observer->adopt_socket(std::move(L.obs_ours));
   auto abort_child = [&](Error e) -> Result<int> {
-    // The keeper's death ends bwrap, waiting for its options, and its namespace: nothing
-    // of the sandbox ran, and nothing is printed.
+    // The keeper's death ends bwrap (waiting for its options, or its shim for the mount list)
+    // and its namespace: nothing of the sandbox ran, and nothing is printed.
     ::kill(pid, SIGKILL);
     int ws;
     ::waitpid(pid, &ws, 0);
     return e;
   };
-  auto options = req.prepare();
-  if (!options.ok()) return abort_child(options.error());
-  // The command, its limits and where it was found: read by the shim once bwrap runs it.
+  // The command, its limits and where it was found, first: the shim reads them as soon as bwrap
+  // runs it.
   std::string spec = req.limits + '\0' + (req.exe.empty() ? std::string("-") : req.exe) + '\0';
   for (const auto& a : req.command) spec += a + '\0';
   if (auto st = sys::replace_contents(L.spec.get(), spec, "the command for the shim"); !st) return abort_child(st.error());
@@ -241,8 +240,26 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
     std::string_view v(kv);
     option({"--setenv", v.substr(0, eq), v.substr(eq + 1)});
   }
-  if (auto st = send_options(env_options + *options, L.args_wr.get()); !st) return abort_child(st.error());
-  L.args_wr.reset();
+  const bool early = !req.early_options.empty();
+  if (early) {
+    if (auto st = send_options(env_options + req.early_options, L.args_wr.get()); !st) return abort_child(st.error());
+    L.args_wr.reset();
+  }
+  auto options = req.prepare();
+  if (!options.ok()) return abort_child(options.error());
+  if (early && !options->empty()) {
+    return abort_child(make_error(ErrorKind::kSandboxFailed, "internal: the plan needs bwrap's mounts after all"));
+  }
+  if (!early) {
+    if (auto st = send_options(env_options + *options, L.args_wr.get()); !st) return abort_child(st.error());
+    L.args_wr.reset();
+  }
+  // The filter and the mount list are written: the shim, waiting for this byte, places the
+  // mounts. (It cannot have gone ahead: without the byte it places nothing and runs nothing.)
+  const int shim_sock = observe ? req.observer->socket_fd() : L.obs_ours.get();
+  if (::send(shim_sock, "M", 1, MSG_NOSIGNAL) != 1 && errno != EPIPE && errno != ECONNRESET) {
+    return abort_child(sys::sys_error("send", "the shim's socket", errno));
+  }
   if (auto st = receive_listeners(*child); !st) return st.error();
   // The proxy starts with the first connection (most commands make none): until then the
   // listeners are polled here, and a connection waits in their backlog meanwhile.

@@ -66,10 +66,15 @@ struct ExecRequest {
   // bwrap runs inside a fresh network namespace (bwrap/netns.hpp); on_listeners receives the
   // proxy's listening sockets before the command can connect, and must start serving them.
   std::function<Status(sys::Fd http, sys::Fd socks)> on_listeners;
+  // bwrap's options when they are known before the plan (the shim places every mount: they
+  // depend on the settings only), else empty. bwrap then gets them at once and sets up its
+  // namespaces and root while the plan is made; the shim waits for the mount list.
+  std::string early_options;
   // Runs while the namespace is made and bwrap starts: plans the sandbox, fills the launch's
   // filter and mount list and returns bwrap's options (bwrap_options), which go to bwrap through
-  // the pipe on fd 3 (`--args 3`, so they never show in its command line). An error stops
-  // everything before bwrap reads a thing.
+  // the pipe on fd 3 (`--args 3`, so they never show in its command line); with early_options,
+  // returns "" when those were right (anything else: the launch is dropped, nothing ran). An
+  // error stops everything before the shim places a mount, so before the command can run.
   std::function<Result<std::string>()> prepare;
   // Called with each complete line the command wrote on stderr, when stderr is relayed.
   std::function<void(const std::string&)> stderr_line;

@@ -66,8 +66,8 @@ struct RunSpec {
   int seccomp_fd = -1;           // fd of a compiled filter, or -1
   bool shim_is_init = false;     // wavebox-shim runs as pid 1 (--as-pid-1)
   // Who places the mounts besides bwrap: kNone (bwrap alone, as `wavebox wrap` prints it),
-  // kAll (wavebox-shim places every planned mount and builds /dev; bwrap binds the host's tree and
-  // mounts /proc only), kDevicesReadOnly (bwrap places them all; the shim re-mounts the device
+  // kAll (wavebox-shim places every planned mount, mounts /proc and builds /dev; bwrap binds the
+  // host's tree only, and its options do not depend on the plan), kDevicesReadOnly (bwrap places them all; the shim re-mounts the device
   // nodes bwrap bound writable read-only). With a shim role, bwrap keeps CAP_SYS_ADMIN and
   // CAP_SETPCAP for it (the shim drops every capability before the command) and does not load
   // the seccomp filter (the shim does, after the mounts).
@@ -75,7 +75,7 @@ struct RunSpec {
 };
 
 // Whether wavebox-shim can place every mount of the plan (ShimMounts::kAll): not when one lies
-// in /dev or /proc, which the shim builds or bwrap mounts after the shim's sources are taken.
+// in /dev or /proc, which the shim builds or mounts after its sources are taken.
 bool shim_can_place(const Plan& plan);
 
 // The shim's mount list for ShimMounts::kAll: records of three NUL-terminated fields, KIND A

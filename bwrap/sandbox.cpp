@@ -301,6 +301,19 @@ static std::string console_device() {
   return name ? name : "";
 }
 
+// Whether the plan will stay out of /dev and /proc (so the shim can place all of it) can be told
+// before it is made: its mounts lie on the policy's paths, below its writable roots and on the
+// working directory. A glob counts by its text. A path that only resolves into /dev or /proc
+// through a link is caught once planned (run_sandboxed starts again).
+bool plan_stays_out_of_dev_and_proc(const FsPolicy& policy, const std::string& cwd) {
+  auto out = [](const std::string& p) { return !paths::is_within(p, "/dev") && !paths::is_within(p, "/proc"); };
+  return out(cwd) &&
+         std::all_of(policy.writable.begin(), policy.writable.end(), [&](const auto& w) { return out(w.path); }) &&
+         std::all_of(policy.deny_write.begin(), policy.deny_write.end(), [&](const auto& g) { return out(g.path); }) &&
+         std::all_of(policy.deny_read.begin(), policy.deny_read.end(), [&](const auto& g) { return out(g.path); }) &&
+         std::all_of(policy.allow_read.begin(), policy.allow_read.end(), out);
+}
+
 Result<std::unique_ptr<Launch>> launch_sandbox(const std::string& bwrap) {
   std::string shim = shim_path();
   if (shim.empty()) {
@@ -315,8 +328,6 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   std::unique_ptr<Launch> launch = std::move(run.launch);
   if (!launch) launch = WB_TRY(launch_sandbox(run.bwrap));
   ExecRequest req;
-  const int filter_fd = launch->filter.get();
-  const int mounts_fd = launch->mounts.get();
   const bool mount_api = shim_mounts_available();
   req.command = run.command;
   req.exe = run.exe;
@@ -351,33 +362,55 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
     return run.start_network(std::move(http), std::move(socks), sink);
   };
 
-  // Planning runs while the keeper builds the namespaces on the other core.
+  // Planning runs while the keeper builds the namespaces on the other core, and, where the shim
+  // will place every mount, while bwrap sets up its own: its options do not depend on the plan.
   sys::StubRegistry stubs(run.state.stubs, run.state.pool);
   std::vector<std::string> missing;
   double t0 = now_ms(), t1 = t0;
+  auto spec_for = [&](ShimMounts mode) {
+    RunSpec spec{run.command, run.cwd, run.env, true, kSeccompFd, true};
+    spec.shim_mounts = mode;
+    return spec;
+  };
+  const bool early = mount_api && plan_stays_out_of_dev_and_proc(run.policy, run.cwd);
+  if (early) {
+    LinuxFacts known;
+    std::copy(std::begin(run.bwrap_version), std::end(run.bwrap_version), known.bwrap_version);
+    req.early_options = bwrap_options(render_args(Plan{}, known, spec_for(ShimMounts::kAll)));
+  }
+  bool planned = false, restart = false;
   req.prepare = [&]() -> Result<std::string> {
-    stubs.sweep();
-    p = WB_TRY(prepare(run, &stubs));
-    t1 = now_ms();
+    if (!planned) {
+      stubs.sweep();
+      p = WB_TRY(prepare(run, &stubs));
+      planned = true;
+      t1 = now_ms();
+      missing = missing_unstubbed(run.policy, p.facts);
+    }
     // wavebox-shim places every mount where the kernel lets it; else bwrap does, and the shim
     // only makes the device nodes bwrap bound writable read-only.
     const ShimMounts mode = mount_api && shim_can_place(p.plan) ? ShimMounts::kAll : ShimMounts::kDevicesReadOnly;
-    log::info(fmt::format("prepared in {:.2f} ms: {} mounts (placed by {}), {} stubs", t1 - t0, p.plan.mounts.size(),
-                          mode == ShimMounts::kAll ? "the shim" : "bwrap", stubs.held()));
+    log::info(fmt::format("prepared in {:.2f} ms: {} mounts (placed by {}{}), {} stubs", t1 - t0, p.plan.mounts.size(),
+                          mode == ShimMounts::kAll ? "the shim" : "bwrap",
+                          !req.early_options.empty() ? "; bwrap started before the plan" : "", stubs.held()));
     for (const auto& w : p.plan.warnings) log::warn(w);
     log::timing("planned");
     // The filter is part of the sandbox: if it cannot be built, nothing runs (fail closed).
-    WB_TRY(compile_sandbox_filter(seccomp_rules({run.allow_unix_sockets}), filter_fd, run.state.root));
-    RunSpec spec{run.command, run.cwd, run.env, true, kSeccompFd, true};
-    spec.shim_mounts = mode;
+    WB_TRY(compile_sandbox_filter(seccomp_rules({run.allow_unix_sockets}), launch->filter.get(), run.state.root));
+    const RunSpec spec = spec_for(mode);
     std::string list = mode == ShimMounts::kAll ? render_shim_mounts(p.plan, p.facts, console_device())
                                                 : render_shim_devices_read_only();
-    WB_TRY(sys::replace_contents(mounts_fd, list, "the shim's mount list"));
+    WB_TRY(sys::replace_contents(launch->mounts.get(), list, "the shim's mount list"));
     std::string options = bwrap_options(render_args(p.plan, p.facts, spec));
-    missing = missing_unstubbed(run.policy, p.facts);
     // The scan cache and probes are done with: give their pages back for the length of the run.
     ::malloc_trim(0);
     log::timing("filters compiled, arguments written");
+    if (!req.early_options.empty()) {
+      // bwrap has its options already: right unless the plan reaches into /dev or /proc after
+      // all (a path that resolves there); then this launch is dropped and another made.
+      if (options == req.early_options) return std::string();
+      restart = true;
+    }
     return options;
   };
   req.on_sandbox_ended = [&] {
@@ -386,6 +419,13 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   };
   log::timing("starting");
   auto result = exec_bwrap(*launch, req);
+  if (restart) {
+    log::info("the plan needs bwrap to place the mounts: starting the sandbox again");
+    launch.reset();  // first: it puts back the signal mask the new one saves
+    launch = WB_TRY(launch_sandbox(run.bwrap));
+    req.early_options.clear();
+    result = exec_bwrap(*launch, req);
+  }
   log::timing("sandbox exited");
   if (run.stop_network) run.stop_network();
   double t2 = now_ms();

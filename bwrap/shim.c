@@ -12,7 +12,8 @@
  *     stays pid 1 there: when it dies, the kernel ends every process of the namespace and below.
  *   wavebox-shim FILTER_FD SOCK_FD SPEC_FD MOUNTS_FD
  *     SPEC_FD holds LIMITS, EXE, COMMAND and its arguments (NUL-terminated fields; the command
- *     line was fixed before the run was planned). EXE is where wavebox found COMMAND on PATH
+ *     line was fixed before the run was planned). MOUNTS_FD and FILTER_FD are read once wavebox
+ *     sends 'M' on SOCK_FD (bwrap may run us before the plan is made). EXE is where wavebox found COMMAND on PATH
  *     ("-": search PATH here).
  *     LIMITS is "CPU_SECONDS:PROCESSES:MEMORY_MB" (0 = none), set as RLIMIT_CPU, RLIMIT_NPROC
  *     (counted per user namespace since Linux 5.14, so it bounds the sandbox's own processes)
@@ -646,6 +647,15 @@ static int observed_init(char** args) {
   int filter_fd = atoi(argv[1]);
   int sock_fd = atoi(argv[2]);
   int mounts_fd = atoi(argv[4]);
+  /* bwrap may have run us before the sandbox was planned: the mount list (and the filter) are
+   * ready when wavebox sends 'M'. Anything else, or its end of the socket closing (wavebox gave
+   * up, or died), and nothing is placed and nothing runs. */
+  char ready = 0;
+  ssize_t got;
+  do {
+    got = read(sock_fd, &ready, 1);
+  } while (got < 0 && errno == EINTR);
+  if (got != 1 || ready != 'M') return 125;
   int placed = 0;
   if (place_mounts(mounts_fd, &placed) != 0) return 125;
   if (!placed) return errno = EINVAL, die("the mount list is empty");

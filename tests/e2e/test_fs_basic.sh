@@ -89,4 +89,23 @@ for settings in "" "--settings $SCRATCH/oldbwrap.json"; do
   check "the caller's proxy credentials stay out (${settings:-bwrap --clearenv})" bash -c '! grep -q PROXY-SECRET <<<"$0"' "$OUT"
   check "the sandbox's own proxy is set (${settings:-bwrap --clearenv})" grep -q '^https_proxy=http://127.0.0.1:3128' <<<"$OUT"
 done
+# bwrap starts before the sandbox is planned (its options do not depend on the plan where the
+# shim places the mounts); the shim waits for the plan. A plan that fails after that start runs
+# nothing: a protected name that is a symbolic link cannot be pinned (exit 125).
+odd="$SCRATCH/odd-ws"; mkdir -p "$odd"; ln -s /nonexistent "$odd/.mcp.json"
+OUT=$(cd "$odd" && "$WAVEBOX" run -- sh -c 'touch ran-anyway' 2>&1); RC=$?
+check "a plan refused after bwrap started gives 125" [ "$RC" -eq 125 ]
+check "... and the command did not run" [ ! -e "$odd/ran-anyway" ]
+check "... and says why" grep -q 'cannot be pinned' <<<"$OUT"
+# A writable path that resolves into /dev/shm (a link) is only seen once planned: bwrap must
+# place the mounts after all, and the sandbox starts again that way.
+shm="/dev/shm/wavebox-test-$$"; mkdir -p "$shm"; ln -sfn "$shm" "$SCRATCH/to-shm"
+printf '{"sandbox":{"enabled":true,"filesystem":{"allowWrite":["%s"]}}}' "$SCRATCH/to-shm" > "$SCRATCH/shm.json"
+OUT=$(cd "$WS" && "$WAVEBOX" run -v --settings "$SCRATCH/shm.json" -- sh -c "echo via-link > $SCRATCH/to-shm/f && echo wrote" 2>&1); RC=$?
+check "a writable path resolving into /dev/shm works (status $RC)" [ "$RC" -eq 0 ]
+check "... the file reached the host" grep -qx via-link "$shm/f"
+if [ "${WAVEBOX_SHIM_MOUNTS:-}" != 0 ]; then
+  check "... after starting the sandbox again, bwrap placing the mounts" grep -q 'starting the sandbox again' <<<"$OUT"
+fi
+rm -rf "$shm"
 finish

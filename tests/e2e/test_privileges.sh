@@ -17,7 +17,8 @@ wb run -v -- true
 if [ "${WAVEBOX_SHIM_MOUNTS:-}" = 0 ]; then
   check "WAVEBOX_SHIM_MOUNTS=0: bwrap places every mount" grep -q '(placed by bwrap)' <<<"$OUT"
 elif "$WAVEBOX" doctor --json | grep -q '"mountsPlacedBy": "wavebox-shim'; then
-  check "the shim places the mounts (the kernel has the mount API)" grep -q '(placed by the shim)' <<<"$OUT"
+  check "the shim places the mounts (the kernel has the mount API)" grep -q '(placed by the shim' <<<"$OUT"
+  check "... and bwrap started before the plan was made" grep -q 'bwrap started before the plan' <<<"$OUT"
 elif [ "$(uname -r | awk -F. '{print ($1 > 5 || ($1 == 5 && $2 >= 12))}')" = 1 ]; then
   echo "note: Linux 5.12+ but the mount API is refused here (a seccomp policy?): bwrap places every mount"
 fi
