@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 
 #include "core/sys/fdpass.hpp"

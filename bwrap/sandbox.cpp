@@ -305,7 +305,7 @@ static std::string console_device() {
 // before it is made: its mounts lie on the policy's paths, below its writable roots and on the
 // working directory. A glob counts by its text. A path that only resolves into /dev or /proc
 // through a link is caught once planned (run_sandboxed starts again).
-bool plan_stays_out_of_dev_and_proc(const FsPolicy& policy, const std::string& cwd) {
+static bool plan_stays_out_of_dev_and_proc(const FsPolicy& policy, const std::string& cwd) {
   auto out = [](const std::string& p) { return !paths::is_within(p, "/dev") && !paths::is_within(p, "/proc"); };
   return out(cwd) &&
          std::all_of(policy.writable.begin(), policy.writable.end(), [&](const auto& w) { return out(w.path); }) &&

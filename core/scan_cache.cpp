@@ -8,12 +8,12 @@ namespace {
 constexpr char kMagic[] = "wavebox-scan-3";
 static_assert(sizeof(ScanStamp) == 40, "the cache's fixed part has no padding");
 
-void put_name(std::string& out, std::string_view n) {
-  out.append(n);
-  out += '\0';
-}
-
 }  // namespace
+
+void append_name(std::string& blob, std::string_view name) {
+  blob.append(name);
+  blob += '\0';
+}
 
 bool blob_has_name(std::string_view blob, std::string_view name) {
   bool found = false;
@@ -66,8 +66,8 @@ std::string serialize_scan_cache(const std::string& root, const std::vector<Scan
   for (const auto& r : recs) size += sizeof r.f + r.rel.size() + 1 + r.subdirs.size() + r.hits.size();
   std::string out;
   out.reserve(size);
-  put_name(out, kMagic);
-  put_name(out, root);
+  append_name(out, kMagic);
+  append_name(out, root);
   std::uint64_t count = recs.size();
   out.append(reinterpret_cast<const char*>(&count), sizeof count);
   for (const auto& r : recs) {
@@ -76,7 +76,7 @@ std::string serialize_scan_cache(const std::string& root, const std::vector<Scan
     f.sub_len = static_cast<std::uint32_t>(r.subdirs.size());
     f.hit_len = static_cast<std::uint32_t>(r.hits.size());
     out.append(reinterpret_cast<const char*>(&f), sizeof f);
-    put_name(out, r.rel);
+    append_name(out, r.rel);
     out.append(r.subdirs);
     out.append(r.hits);
   }

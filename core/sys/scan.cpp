@@ -47,11 +47,6 @@ unsigned long long fnv1a(const std::string& s) {
   return h;
 }
 
-void put_name(std::string& out, std::string_view n) {
-  out.append(n);
-  out += '\0';
-}
-
 // The entries of the directory at rel (below root_fd, no symbolic link followed on the last step),
 // into subdirs and hits; false when it cannot be read.
 bool read_dir(int root_fd, const char* rel, std::string& subdirs, std::string& hits) {
@@ -71,9 +66,9 @@ bool read_dir(int root_fd, const char* rel, std::string& subdirs, std::string& h
     bool dir = type == DT_DIR;
     if (n[0] == '.' && is_scanned_name(n)) {
       hits += dir ? 'D' : 'F';
-      put_name(hits, n);
+      append_name(hits, n);
     }
-    if (dir && std::strcmp(n, ".git") != 0) put_name(subdirs, n);
+    if (dir && std::strcmp(n, ".git") != 0) append_name(subdirs, n);
   }
   ::closedir(d);
   return true;
