@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -12,7 +13,9 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <condition_variable>
 #include <deque>
+#include <mutex>
 #include <string_view>
 #include <thread>
 #include <unordered_set>
@@ -49,29 +52,41 @@ unsigned long long fnv1a(const std::string& s) {
 
 // The entries of the directory at rel (below root_fd, no symbolic link followed on the last step),
 // into subdirs and hits; false when it cannot be read.
-bool read_dir(int root_fd, const char* rel, std::string& subdirs, std::string& hits) {
+bool read_dir(int root_fd, const char* rel, std::string& subdirs, std::string& hits, Seen* seen = nullptr) {
   Fd fd(::openat(root_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
   if (!fd.valid()) return false;
-  DIR* d = ::fdopendir(fd.release());
-  if (!d) return false;
-  while (struct dirent* e = ::readdir(d)) {
-    const char* n = e->d_name;
-    if (n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0'))) continue;
-    unsigned char type = e->d_type;
-    if (type == DT_UNKNOWN) {
-      struct stat st;
-      if (::fstatat(::dirfd(d), n, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-      type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
-    }
-    bool dir = type == DT_DIR;
-    if (n[0] == '.' && is_scanned_name(n)) {
-      hits += dir ? 'D' : 'F';
-      append_name(hits, n);
-    }
-    if (dir && std::strcmp(n, ".git") != 0) append_name(subdirs, n);
+  if (seen) {
+    // The directory as opened, before its entries are read: a change while they are read shows
+    // as a newer mtime on the next run.
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0) return false;
+    *seen = {static_cast<std::uint64_t>(st.st_ino), st.st_mtim.tv_sec, st.st_mtim.tv_nsec, true};
   }
-  ::closedir(d);
-  return true;
+  alignas(8) char buf[32768];
+  for (;;) {
+    long n = ::syscall(SYS_getdents64, fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) return true;
+    for (long off = 0; off < n;) {
+      auto* e = reinterpret_cast<struct dirent64*>(buf + off);
+      off += e->d_reclen;
+      const char* name = e->d_name;
+      if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))) continue;
+      unsigned char type = e->d_type;
+      if (type == DT_UNKNOWN) {
+        struct stat st;
+        if (::fstatat(fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+      }
+      bool dir = type == DT_DIR;
+      if (name[0] == '.' && is_scanned_name(name)) {
+        hits += dir ? 'D' : 'F';
+        append_name(hits, name);
+      }
+      if (dir && std::strcmp(name, ".git") != 0) append_name(subdirs, name);
+    }
+  }
 }
 
 // Directories modified within the last two seconds may change again inside the same mtime tick,
@@ -202,27 +217,50 @@ Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_d
   if (replaced) {
     for (const auto& r : fresh) present.insert(r.rel);
   }
-  while (!walk.empty()) {
-    Todo t = std::move(walk.back());
-    walk.pop_back();
-    if (present.count(t.rel)) continue;
-    Seen s = look(root_fd.get(), t.rel.c_str());
-    if (!s.dir) continue;
-    Rec r;
-    r.f.parent = t.parent;
-    stamp(r.f, s, now.tv_sec);
-    std::string subdirs, hits;
-    ++result.dirs_read;
-    changed = true;
-    if (!read_dir(root_fd.get(), t.rel.empty() ? "." : t.rel.c_str(), subdirs, hits)) continue;
-    const auto self = static_cast<std::int32_t>(fresh.size());
-    for_each_name(subdirs, [&](std::string_view name) {
-      walk.push_back({t.rel.empty() ? std::string(name) : fmt::format("{}/{}", t.rel, name), self});
-    });
-    r.rel = keep(std::move(t.rel));
-    r.subdirs = keep(std::move(subdirs));
-    r.hits = keep(std::move(hits));
-    fresh.push_back(r);
+  // Directories not known before, each read with all below it: over a few threads when there
+  // are many (the first scan of a large tree). A record goes in after its parent's, as before.
+  std::mutex mu;
+  std::condition_variable more;
+  size_t busy = 0;
+  auto work = [&] {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      more.wait(lock, [&] { return !walk.empty() || busy == 0; });
+      if (walk.empty()) return;  // and nobody reading: nothing more can come
+      Todo t = std::move(walk.back());
+      walk.pop_back();
+      if (present.count(t.rel)) continue;
+      ++busy;
+      lock.unlock();
+      Rec r;
+      Seen s;
+      std::string subdirs, hits;
+      const bool ok = read_dir(root_fd.get(), t.rel.empty() ? "." : t.rel.c_str(), subdirs, hits, &s);
+      lock.lock();
+      --busy;
+      changed = true;
+      if (ok) {
+        ++result.dirs_read;
+        r.f.parent = t.parent;
+        stamp(r.f, s, now.tv_sec);
+        const auto self = static_cast<std::int32_t>(fresh.size());
+        for_each_name(subdirs, [&](std::string_view name) {
+          walk.push_back({t.rel.empty() ? std::string(name) : fmt::format("{}/{}", t.rel, name), self});
+        });
+        r.rel = keep(std::move(t.rel));
+        r.subdirs = keep(std::move(subdirs));
+        r.hits = keep(std::move(hits));
+        fresh.push_back(r);
+      }
+      more.notify_all();
+    }
+  };
+  {
+    std::vector<std::thread> helpers;
+    const size_t workers = walk.empty() ? 0 : std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 4) - 1;
+    for (size_t i = 0; i < workers; ++i) helpers.emplace_back(work);
+    work();
+    for (auto& h : helpers) h.join();
   }
   result.dirs_total = fresh.size();
   for (const auto& r : fresh) {

@@ -176,3 +176,27 @@ TEST_CASE("scan cache format: round trip, and anything inconsistent refused") {
   bad[1].rel = std::string_view("a\0b", 3);  // a NUL inside a path
   CHECK_FALSE(wb::parse_scan_cache(wb::serialize_scan_cache("/ws", bad), "/ws", back));
 }
+
+TEST_CASE("scan: a large new tree, read over several threads, is recorded whole and in order") {
+  Tree t;
+  std::set<std::string> want;
+  for (int i = 0; i < 40; ++i) {
+    for (int j = 0; j < 50; ++j) {
+      std::string d = "p" + std::to_string(i) + "/q" + std::to_string(j);
+      t.dir(d);
+      if ((i * 50 + j) % 97 == 0) {
+        t.dir(d + "/.git");
+        want.insert(d + "/.git/");
+      }
+    }
+  }
+  size_t read = 0, total = 0;
+  CHECK(t.hits(&read, &total) == want);
+  CHECK(total == 1 + 40 + 40 * 50);
+  CHECK(read == total);
+  t.age();
+  t.hits();
+  CHECK(t.hits(&read, &total) == want);  // the saved order (parents first) parses back
+  CHECK(read == 0);
+  CHECK(total == 1 + 40 + 40 * 50);
+}
