@@ -39,7 +39,7 @@ Status await_bwrap(NetnsChild& child);
 
 // Starts `wavebox-shim keeper` (see bwrap/shim.c), which creates the namespaces and execs argv
 // (bwrap) in them at once; bwrap then waits for its arguments (`--args` on a pipe the caller
-// fills once planned). Returns at once. dups: (from, to) pairs applied before; every other
+// fills, before or once it has planned). Returns at once. dups: (from, to) pairs applied before; every other
 // fd >= close_from closed.
 Result<NetnsChild> spawn_in_netns(const std::string& shim, const std::vector<std::string>& argv,
                                   const std::vector<std::string>& env, const std::vector<std::pair<int, int>>& dups,

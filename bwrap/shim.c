@@ -6,14 +6,16 @@
  *     sandbox's user + network + pid namespace, raises lo, binds the proxy's listeners
  *     (127.0.0.1:3128, 127.0.0.1:1080) and sends them over SOCK_FD; starts bwrap at once as
  *     pid 1 of that namespace (bwrap then waits for its arguments, which wavebox writes into a
- *     pipe once planned), sends its pid, and passes its exit status on.
+ *     pipe before or after planning, see bwrap/exec.hpp), sends its pid, and passes its exit
+ *     status on.
  *     A failing step is reported on ERR_FD as {step, errno}.
  *   (forked by the keeper): pid 1 of that pid namespace, armed likewise, execs bwrap, which
  *     stays pid 1 there: when it dies, the kernel ends every process of the namespace and below.
  *   wavebox-shim FILTER_FD SOCK_FD SPEC_FD MOUNTS_FD
  *     SPEC_FD holds LIMITS, EXE, COMMAND and its arguments (NUL-terminated fields; the command
  *     line was fixed before the run was planned). MOUNTS_FD and FILTER_FD are read once wavebox
- *     sends 'M' on SOCK_FD (bwrap may run us before the plan is made). EXE is where wavebox found COMMAND on PATH
+ *     sends 'M' on SOCK_FD (bwrap may run us before the plan is made). EXE is where wavebox
+ *     found COMMAND on PATH
  *     ("-": search PATH here).
  *     LIMITS is "CPU_SECONDS:PROCESSES:MEMORY_MB" (0 = none), set as RLIMIT_CPU, RLIMIT_NPROC
  *     (counted per user namespace since Linux 5.14, so it bounds the sandbox's own processes)
@@ -575,8 +577,8 @@ static int keeper(int argc, char** argv) {
   if (lh < 0 || ls < 0) fail_step(errfd, 4);
 
   /* The listeners go out first: wavebox serves them and plans the sandbox meanwhile. bwrap
-   * starts at once too, and waits for its argument list, which wavebox writes into a pipe once
-   * planned (or wavebox kills us, and with us everything below). */
+   * starts at once too, and waits for its argument list, which wavebox writes into a pipe, before
+   * or once it has planned (or wavebox kills us, and with us everything below). */
   int fds[2] = {lh, ls};
   char hello = 'L';
   if (send_fds(sock, fds, 2, &hello, 1) != 0) fail_step(errfd, 5);
