@@ -15,6 +15,7 @@
 #include <cstring>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string_view>
 #include <thread>
@@ -217,14 +218,20 @@ Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_d
   if (replaced) {
     for (const auto& r : fresh) present.insert(r.rel);
   }
-  // Directories not known before, each read with all below it: over a few threads when there
-  // are many (the first scan of a large tree). A record goes in after its parent's, as before.
+  // Directories not known before, each read with all below it: over a few threads once many
+  // wait (the first scan of a large tree; a thread costs more than a few directories). A record
+  // goes in after its parent's, as before.
   std::mutex mu;
   std::condition_variable more;
   size_t busy = 0;
-  auto work = [&] {
+  std::vector<std::thread> helpers;
+  std::function<void(bool)> work = [&](bool first) {
     std::unique_lock<std::mutex> lock(mu);
     for (;;) {
+      if (first && helpers.empty() && walk.size() >= 32) {
+        const size_t n = std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 4) - 1;
+        for (size_t i = 0; i < n; ++i) helpers.emplace_back(work, false);
+      }
       more.wait(lock, [&] { return !walk.empty() || busy == 0; });
       if (walk.empty()) return;  // and nobody reading: nothing more can come
       Todo t = std::move(walk.back());
@@ -255,13 +262,8 @@ Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_d
       more.notify_all();
     }
   };
-  {
-    std::vector<std::thread> helpers;
-    const size_t workers = walk.empty() ? 0 : std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 4) - 1;
-    for (size_t i = 0; i < workers; ++i) helpers.emplace_back(work);
-    work();
-    for (auto& h : helpers) h.join();
-  }
+  work(true);
+  for (auto& h : helpers) h.join();
   result.dirs_total = fresh.size();
   for (const auto& r : fresh) {
     if (r.hits.empty()) continue;
