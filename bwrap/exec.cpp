@@ -321,9 +321,13 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
     if (n < 0 && errno != EINTR) break;
     ++wakeups;
     if (!proxy_started && (p[4].revents || p[5].revents)) start_proxy();
-    if (p[6].revents & POLLIN) {
+    if ((p[6].revents & POLLIN) && req.observer->without_thread()) {
+      req.observer->handle_waiting();
+      observer_hup = req.observer->finished();
+    } else if (p[6].revents & POLLIN) {
       log::timing("a first notification: the observer starts");
       req.observer->start();
+      if (req.observer->without_thread()) req.observer->handle_waiting();
     } else if (p[6].revents) {
       observer_hup = true;  // every task under the filter has ended: nothing will come (no spin)
     }

@@ -20,7 +20,9 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <system_error>
 
+#include "core/log.hpp"
 #include "core/paths.hpp"
 #include "core/sys/fdpass.hpp"
 #include "core/sys/fs.hpp"
@@ -179,7 +181,13 @@ void Observer::start() {
   sa.sa_handler = on_stop_signal;  // no SA_RESTART: the ioctl returns EINTR
   ::sigaction(kStopSignal, &sa, nullptr);
   (void)::ioctl(listener_.get(), kNotifSetFlags, kSyncWakeUp);  // older kernels: EINVAL, fine
-  thread_ = std::thread([this] { run(); });
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (const std::system_error& e) {
+    // Slower, but every notified call is still answered (a call left unanswered would hang).
+    without_thread_ = true;
+    log::warn(fmt::format("no thread for the write observer ({}): the supervision loop answers it", e.what()));
+  }
 }
 
 void Observer::stop() {

@@ -34,8 +34,13 @@ class Observer {
   bool receive_listener();
   // Handles notifications on a thread of its own, blocked in the receive call, so the kernel's
   // synchronous wake-up can hand the CPU straight over (each notification is a round trip).
+  // When no thread can be made (a process limit), the caller's loop handles them instead:
+  // handle_waiting() whenever listener_fd() is readable.
   void start();
   bool running() const { return thread_.joinable(); }
+  bool without_thread() const { return without_thread_; }
+  void handle_waiting() { handle_one(); }
+  bool finished() const { return stopping_; }  // nothing more will come (or it failed)
   // Stops the thread (after the sandbox is gone). Idempotent.
   void stop();
   size_t handled() const { return handled_; }
@@ -52,6 +57,7 @@ class Observer {
   sys::Fd ours_, listener_;
   void handle_one();
   void run();
+  bool without_thread_ = false;
   std::string absolute(pid_t pid, long long dirfd, const std::string& p);
   std::unordered_map<pid_t, std::string> cwd_cache_;  // thread id -> cwd (observer thread only)
   bool parent_via_symlink(const std::string& path);

@@ -14,6 +14,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -152,7 +153,11 @@ Result<std::unique_ptr<Proxy>> Proxy::start(ProxyConfig config, Fd http_listener
   }
   Impl* raw = impl.get();
   // The resolver thread starts with the first name to resolve (most runs have none).
-  impl->loop_thread = std::thread([raw] { raw->run(); });
+  try {
+    impl->loop_thread = std::thread([raw] { raw->run(); });
+  } catch (const std::system_error& e) {
+    return make_error(ErrorKind::kSandboxFailed, fmt::format("proxy: no thread for its loop: {}", e.what()));
+  }
   return std::unique_ptr<Proxy>(new Proxy(std::move(impl)));
 }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <system_error>
 
 namespace wb::netproxy {
 
@@ -15,7 +16,22 @@ void Resolver::submit(std::uint64_t id, std::string host, int port) {
     std::lock_guard<std::mutex> lock(mu_);
     jobs_.push_back({id, std::move(host), port});
   }
-  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+  if (!thread_.joinable() && !without_thread_) {
+    try {
+      thread_ = std::thread([this] { run(); });
+    } catch (const std::system_error&) {
+      without_thread_ = true;  // a process limit: no lookups at all, rather than a crash
+    }
+  }
+  if (without_thread_) {
+    // Every name waiting is answered as unresolved: its connection is refused.
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& j : jobs_) results_.push_back({j.id, {}});
+    jobs_.clear();
+    std::uint64_t one = 1;
+    (void)!::write(event_.get(), &one, sizeof one);
+    return;
+  }
   cv_.notify_one();
 }
 

@@ -56,6 +56,7 @@ class Resolver {
   std::deque<Job> jobs_;
   std::deque<Resolved> results_;
   bool stopping_ = false;
+  bool without_thread_ = false;
 };
 
 }  // namespace wb::netproxy

@@ -18,6 +18,7 @@
 #include <functional>
 #include <mutex>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <unordered_set>
 
@@ -151,7 +152,12 @@ Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_d
   {
     std::vector<std::thread> helpers;
     for (size_t t = 1; t < threads; ++t) {
-      helpers.emplace_back(stat_range, old.size() * t / threads, old.size() * (t + 1) / threads);
+      const size_t from = old.size() * t / threads, to = old.size() * (t + 1) / threads;
+      try {
+        helpers.emplace_back(stat_range, from, to);
+      } catch (const std::system_error&) {
+        stat_range(from, to);  // no thread to be had (a process limit): here, then
+      }
     }
     stat_range(0, old.size() / threads);
     for (auto& h : helpers) h.join();
@@ -225,12 +231,18 @@ Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_d
   std::condition_variable more;
   size_t busy = 0;
   std::vector<std::thread> helpers;
+  bool spawned = false;
   std::function<void(bool)> work = [&](bool first) {
     std::unique_lock<std::mutex> lock(mu);
     for (;;) {
-      if (first && helpers.empty() && walk.size() >= 32) {
+      if (first && !spawned && walk.size() >= 32) {
+        spawned = true;
         const size_t n = std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 4) - 1;
-        for (size_t i = 0; i < n; ++i) helpers.emplace_back(work, false);
+        try {
+          for (size_t i = 0; i < n; ++i) helpers.emplace_back(work, false);
+        } catch (const std::system_error&) {
+          // No more threads to be had (a process limit): the ones there are do it all.
+        }
       }
       more.wait(lock, [&] { return !walk.empty() || busy == 0; });
       if (walk.empty()) return;  // and nobody reading: nothing more can come

@@ -25,4 +25,23 @@ except OSError as e:
 for p in ps: p.kill()"
   check "pids: the 21st process is refused" grep -q "refused after" <<<"$OUT"
 fi
+# A caller near its process limit (RLIMIT_NPROC; root is exempt): wavebox may get no thread for
+# its write observer. It must neither crash (a notified call left unanswered would hang, or fail
+# with ENOSYS once the listener closes) nor lose reports: the supervision loop answers instead.
+if [ "$(id -u)" -ne 0 ] && command -v prlimit >/dev/null; then
+  ran=0; fallback=0
+  for n in 3 4 5 6 7 8 9 10; do
+    rm -f "$WS/np-ok"
+    OUT=$(cd "$WS" && prlimit --nproc=$n "$WAVEBOX" run -- sh -c "echo ok > np-ok; echo x > /etc/np-$$" 2>&1); RC=$?
+    check "nproc $n: wavebox does not crash (status $RC)" [ "$RC" -lt 128 ]
+    if [ -e "$WS/np-ok" ] || grep -q 'np-ok' <<<"$OUT"; then
+      ran=$((ran + 1))
+      check "nproc $n: the command's own write worked" grep -qx ok "$WS/np-ok"
+      check "nproc $n: the refused write is reported" grep -q "deny file-write /etc/np-$$" <<<"$OUT"
+    fi
+    grep -q 'no thread for the write observer' <<<"$OUT" && fallback=$((fallback + 1))
+  done
+  check "the command ran under some of those limits ($ran)" [ "$ran" -gt 0 ]
+  echo "note: the observer ran without a thread under $fallback of those limits"
+fi
 finish
