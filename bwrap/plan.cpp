@@ -68,6 +68,7 @@ const PathFact* find_fact(const LinuxFacts& facts, const std::string& p) {
 
 Result<Plan> plan_mounts(const FsPolicy& policy, const LinuxFacts& facts) {
   Plan plan;
+  plan.host_proc = policy.host_proc;
   if (!policy.enabled) {
     plan.filesystem_open = true;
     return plan;
@@ -263,6 +264,7 @@ std::string render_shim_mounts(const Plan& plan, const LinuxFacts& facts, const 
   };
   record("root", plan.filesystem_open ? "rw" : "ro", "/");
   record("dev", console, "/dev");
+  record("proc", plan.host_proc ? "host" : "new", "/proc");
   for (const auto& op : plan.mounts) {
     switch (op.kind) {
       case MountKind::kRwBind:
@@ -311,8 +313,13 @@ std::vector<std::string> render_args(const Plan& plan, const LinuxFacts& facts, 
   // never does for that directory; yet a sysctl file there lets uid 0 write when uid 0 is the
   // host's root (a root caller): without this bind, such a command could change the host's
   // kernel settings.
-  a.insert(a.end(), {plan.filesystem_open ? "--bind" : "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                     "--ro-bind", "/proc/sys", "/proc/sys", "--perms", "1777", "--tmpfs", "/dev/shm"});
+  a.insert(a.end(), {plan.filesystem_open ? "--bind" : "--ro-bind", "/", "/", "--dev", "/dev"});
+  if (plan.host_proc) {
+    a.insert(a.end(), {"--ro-bind", "/proc", "/proc"});
+  } else {
+    a.insert(a.end(), {"--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"});
+  }
+  a.insert(a.end(), {"--perms", "1777", "--tmpfs", "/dev/shm"});
   std::vector<std::string> remount;
   for (const auto& op : plan.mounts) {
     switch (op.kind) {

@@ -51,6 +51,7 @@ struct StubRequest {
 
 struct Plan {
   bool filesystem_open = false;  // filesystem rules off (--network-only): "/" is bound writable
+  bool host_proc = false;        // the host's /proc, read-only, not a new one (FsPolicy::host_proc)
   std::vector<MountOp> mounts;
   std::vector<StubRequest> stubs;  // non-empty: create these, re-probe, plan again
   std::vector<std::string> warnings;
@@ -80,7 +81,8 @@ bool shim_can_place(const Plan& plan);
 
 // The shim's mount list for ShimMounts::kAll: records of three NUL-terminated fields, KIND A
 // TARGET. First "root" ("ro"|"rw") "/", then "dev" CONSOLE "/dev" (CONSOLE: the terminal to bind
-// at /dev/console, or empty), then the plan's mounts in order: "rw" SOURCE TARGET and "ro" SOURCE
+// at /dev/console, or empty), then "proc" ("new"|"host") "/proc" (a new proc for the sandbox's
+// pid namespace, or the host's left in place, read-only), then the plan's mounts in order: "rw" SOURCE TARGET and "ro" SOURCE
 // TARGET (binds of the host's SOURCE), "tmpfs" MODE TARGET (a directory mask: mode 0000, or 0711
 // when it holds mounts, read-only once they are placed). For kDevicesReadOnly the list is the
 // single record "devices-ro" "" "/dev".

@@ -408,7 +408,9 @@ static int place_mounts(int fd, int* placed) {
     r[n++] = (struct record){f[0], f[1], f[2], -1, 0};
   }
   int devices_ro = n == 1 && strcmp(r[0].kind, "devices-ro") == 0;
-  if (!devices_ro && (n < 2 || strcmp(r[0].kind, "root") != 0 || strcmp(r[1].kind, "dev") != 0)) {
+  if (!devices_ro && (n < 3 || strcmp(r[0].kind, "root") != 0 || strcmp(r[1].kind, "dev") != 0 ||
+                      strcmp(r[2].kind, "proc") != 0 ||
+                      (strcmp(r[2].a, "new") != 0 && strcmp(r[2].a, "host") != 0))) {
     return errno = EINVAL, die("the mount list");
   }
   if (devices_ro) {
@@ -428,7 +430,7 @@ static int place_mounts(int fd, int* placed) {
   }
   int console = -1;
   if (r[1].a[0] && (console = clone_node(r[1].a)) < 0) return 125;
-  for (size_t i = 2; i < n; ++i) {
+  for (size_t i = 3; i < n; ++i) {
     int ro = strcmp(r[i].kind, "ro") == 0;
     if (strcmp(r[i].kind, "tmpfs") == 0) continue;
     if (!ro && strcmp(r[i].kind, "rw") != 0) return errno = EINVAL, die("the mount list");
@@ -443,11 +445,23 @@ static int place_mounts(int fd, int* placed) {
   if (set_attr(AT_FDCWD, "/", AT_RECURSIVE, (root_ro ? MOUNT_ATTR_RDONLY : 0) | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0) != 0) {
     return fail_at("mount_setattr", "/");
   }
-  if (mount_proc() != 0 || build_dev(nodes, console) != 0) return 125;
+  /* The host's /proc (enableWeakerNestedSandbox, where a new one is refused) stays where the
+   * tree has it, read-only like the rest of it. */
+  const int host_proc = strcmp(r[2].a, "host") == 0;
+  if (host_proc) {
+    if (set_attr(AT_FDCWD, "/proc", AT_RECURSIVE,
+                 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0) != 0) {
+      return fail_at("mount_setattr", "/proc");
+    }
+    if (must_be_read_only("/proc") != 0) return 125;
+  } else if (mount_proc() != 0) {
+    return 125;
+  }
+  if (build_dev(nodes, console) != 0) return 125;
 
-  for (size_t i = 2; i < n; ++i) {
+  for (size_t i = 3; i < n; ++i) {
     int in_mask = 0;
-    for (size_t j = 2; j < i && !in_mask; ++j) {
+    for (size_t j = 3; j < i && !in_mask; ++j) {
       size_t len = strlen(r[j].path);
       in_mask = strcmp(r[j].kind, "tmpfs") == 0 && strncmp(r[i].path, r[j].path, len) == 0 && r[i].path[len] == '/';
     }
@@ -463,14 +477,14 @@ static int place_mounts(int fd, int* placed) {
     if (ensure_point(r[i].path, 1, in_mask) != 0) return fail_at("creating the mount point", r[i].path);
     if (move_to(m, r[i].path) != 0) return 125;
   }
-  for (size_t i = 2; i < n; ++i) {
+  for (size_t i = 3; i < n; ++i) {
     if (strcmp(r[i].kind, "tmpfs") == 0 && strcmp(r[i].a, "0000") != 0 &&
         set_attr(AT_FDCWD, r[i].path, 0, MOUNT_ATTR_RDONLY, 0) != 0) {
       return fail_at("mount_setattr", r[i].path);
     }
   }
   if (root_ro && must_be_read_only("/") != 0) return 125;
-  for (size_t i = 2; i < n; ++i) {
+  for (size_t i = 3; i < n; ++i) {
     if (strcmp(r[i].kind, "rw") != 0 && must_be_read_only(r[i].path) != 0) return 125;
   }
   free(r);

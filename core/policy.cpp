@@ -65,6 +65,13 @@ std::vector<GuardedPath> guarded_for_entry(const std::string& dir, const std::st
 FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool network_only) {
   FsPolicy p;
   p.enabled = !(network_only || s.filesystem.disabled);
+  p.host_proc = s.enable_weaker_nested_sandbox;
+  if (p.host_proc) {
+    p.warnings.push_back(
+        "sandbox.enableWeakerNestedSandbox: the command sees the host's /proc (read-only): every "
+        "process of the machine, and maybe the environment and memory of the caller's own; use it "
+        "only where something else (a container) isolates those");
+  }
   if (!p.enabled) return p;
 
   p.writable.push_back({ctx.workspace, false});

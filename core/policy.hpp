@@ -35,6 +35,9 @@ struct PolicyContext {
 
 struct FsPolicy {
   bool enabled = true;  // false: filesystem rules off (network-only)
+  // sandbox.enableWeakerNestedSandbox: the host's /proc, read-only, instead of one of the
+  // sandbox's own (for containers that refuse a new proc mount).
+  bool host_proc = false;
   std::vector<WritableRoot> writable;
   std::vector<GuardedPath> deny_write;  // user denyWrite plus the FS-4 set
   std::vector<GuardedPath> deny_read;   // may hold globs until the probe expands them

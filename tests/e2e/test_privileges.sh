@@ -71,6 +71,26 @@ check "a sysctl cannot be written from inside" [ "$RC" -ne 0 ]
 check "the host's sysctl is unchanged" [ "$(cat /proc/sys/vm/overcommit_ratio)" = "$(sed -n 2p <<<"$before")" ]
 wb run -- sh -c 'echo 1 > /proc/self/oom_score_adj && cat /proc/self/oom_score_adj'
 check "the command's own /proc entries stay writable (oom_score_adj)" [ "$OUT" = 1 ]
+# sandbox.enableWeakerNestedSandbox (for containers that refuse a new proc mount): the host's
+# /proc, read-only, with a warning; the rest as strict as ever.
+printf '{"sandbox":{"enabled":true,"enableWeakerNestedSandbox":true}}' > "$SCRATCH/weaker.json"
+sleep 30 & hostpid=$!
+OUT=$(cd "$WS" && "$WAVEBOX" run --settings "$SCRATCH/weaker.json" -- sh -c "
+  [ -d /proc/$hostpid ] && echo host-visible
+  echo 1 > /proc/self/oom_score_adj 2>/dev/null && echo proc-writable
+  echo 5 > /proc/sys/vm/overcommit_ratio 2>/dev/null && echo sysctl-written
+  (exec 3<>/proc/$hostpid/mem) 2>/dev/null && echo mem-open
+  unshare -U true 2>/dev/null && echo userns
+  echo ran" 2>&1)
+kill "$hostpid" 2>/dev/null
+check "weaker: the command ran" grep -qx ran <<<"$OUT"
+check "weaker: a warning says what it gives up" grep -q 'enableWeakerNestedSandbox: the command sees the host' <<<"$OUT"
+check "weaker: the host's processes are visible (the host's /proc)" grep -qx host-visible <<<"$OUT"
+check "weaker: that /proc is read-only" bash -c '! grep -qx proc-writable <<<"$0"' "$OUT"
+check "weaker: no sysctl can be written" bash -c '! grep -qx sysctl-written <<<"$0"' "$OUT"
+check "weaker: no host process's memory can be opened for writing" bash -c '! grep -qx mem-open <<<"$0"' "$OUT"
+check "weaker: still no user namespace" bash -c '! grep -qx userns <<<"$0"' "$OUT"
+check "weaker: the host's sysctl is unchanged" [ "$(cat /proc/sys/vm/overcommit_ratio)" = "$(sed -n 2p <<<"$before")" ]
 wb run -- mknod "$WS/dev0" c 1 3
 check "mknod of a device fails" [ "$RC" -ne 0 ]
 check "no device node was created" [ ! -e "$WS/dev0" ]

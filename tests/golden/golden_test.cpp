@@ -150,9 +150,9 @@ TEST_CASE("plan: every mount placed by the shim, bwrap binds the host's tree and
   std::string recs = render_shim_mounts(*plan, f, "/dev/pts/3");
   out += show_records(recs);
   check_golden("plan_shim_mounts", out);
-  // One record per planned mount, in the plan's order, after the root and /dev.
+  // One record per planned mount, in the plan's order, after the root, /dev and /proc.
   size_t fields = static_cast<size_t>(std::count(recs.begin(), recs.end(), '\0'));
-  CHECK(fields == 3 * (plan->mounts.size() + 2));
+  CHECK(fields == 3 * (plan->mounts.size() + 3));
 }
 
 TEST_CASE("plan: the shim's records keep the plan's order and kinds") {
@@ -169,10 +169,12 @@ TEST_CASE("plan: the shim's records keep the plan's order and kinds") {
   LinuxFacts f;
   f.placeholder_file = "/ph";
   CHECK(show_records(render_shim_mounts(plan, f, "")) ==
-        "root ro /\ndev  /dev\nrw /w /w\nrw /w/a/b /w/a/b\nro /w/a /w/a\nrw /w/c /w/c\nro /ph /w/d/secret\n"
+        "root ro /\ndev  /dev\nproc new /proc\nrw /w /w\nrw /w/a/b /w/a/b\nro /w/a /w/a\nrw /w/c /w/c\nro /ph /w/d/secret\n"
         "tmpfs 0711 /w/e\nro /w/e/f /w/e/f\nrw /w/e/g /w/e/g\ntmpfs 0000 /w/h\n");
   plan.filesystem_open = true;
   CHECK(show_records(render_shim_mounts(plan, f, "")).rfind("root rw /\n", 0) == 0);
+  plan.host_proc = true;  // enableWeakerNestedSandbox
+  CHECK(show_records(render_shim_mounts(plan, f, "")).find("\nproc host /proc\n") != std::string::npos);
   CHECK(show_records(render_shim_devices_read_only()) == "devices-ro  /dev\n");
   CHECK(shim_can_place(plan));
   plan.mounts.push_back({MountKind::kRwBind, "/dev/shm"});
@@ -318,4 +320,21 @@ TEST_CASE("seatbelt profile: paths only as parameters, never spliced into the te
   REQUIRE(p.params.size() == 5);
   CHECK(p.params[2].first == "WRITABLE_ROOT_0");
   check_golden("seatbelt_profile", p.text);
+}
+
+TEST_CASE("plan: enableWeakerNestedSandbox leaves the host's /proc, read-only, where bwrap places the mounts") {
+  Plan plan;
+  LinuxFacts f;
+  RunSpec spec{{"true"}, "/w", {}, false, -1};
+  auto joined = [](const std::vector<std::string>& a) {
+    std::string out;
+    for (const auto& w : a) out += w + " ";
+    return out;
+  };
+  std::string fresh = joined(render_args(plan, f, spec));
+  CHECK(fresh.find("--proc /proc --ro-bind /proc/sys /proc/sys ") != std::string::npos);
+  plan.host_proc = true;
+  std::string host = joined(render_args(plan, f, spec));
+  CHECK(host.find("--proc ") == std::string::npos);
+  CHECK(host.find("--ro-bind /proc /proc ") != std::string::npos);
 }
