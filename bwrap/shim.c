@@ -351,7 +351,11 @@ static int disable_userns(void) {
 static int mount_proc(void) {
   static const char* const opts[] = {"source", "proc", NULL};
   int m = new_fs("proc", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, "/proc");
-  if (m < 0 || move_to(m, "/proc") != 0) return 125;
+  if (m < 0 || move_to(m, "/proc") != 0) {
+    fprintf(stderr, "wavebox: hint: inside a container that refuses a new /proc, "
+                    "sandbox.enableWeakerNestedSandbox keeps the host's (read-only; weaker)\n");
+    return 125;
+  }
   static const char* const covered[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", NULL};
   for (int i = 0; covered[i]; ++i) {
     struct stat st;
