@@ -41,7 +41,8 @@ int cmd_doctor(const Options& o) {
   j["builtinDefaultProfile"] = s.builtin_default;
   j["policy"] = {{"enabled", s.sandbox.enabled},
                  {"mode", mode_name(s.sandbox.mode)},
-                 {"failIfUnavailable", s.sandbox.fail_if_unavailable}};
+                 {"failIfUnavailable", s.sandbox.fail_if_unavailable},
+                 {"proc", s.sandbox.enable_weaker_nested_sandbox ? "host (enableWeakerNestedSandbox)" : "own"}};
   if (state.ok()) {
     auto pol = make_fs_policy(s.sandbox, policy_context(*env, *state, o), o.network_only);
     nlohmann::json w = nlohmann::json::array(), dw = nlohmann::json::array(), dr = nlohmann::json::array();
@@ -71,6 +72,9 @@ int cmd_doctor(const Options& o) {
   std::printf("  settings        %s\n", s.builtin_default ? "built-in default profile" : "");
   for (const auto& f : env->read_files) std::printf("                  %s\n", f.c_str());
   std::printf("  sandbox.enabled %s, mode %s\n", s.sandbox.enabled ? "true" : "false", mode_name(s.sandbox.mode));
+  if (s.sandbox.enable_weaker_nested_sandbox) {
+    std::printf("  /proc           the host's, read-only (enableWeakerNestedSandbox: weaker)\n");
+  }
   if (j["policy"].contains("filesystem")) {
     std::printf("  writable:\n");
     for (const auto& x : j["policy"]["filesystem"]["writable"]) std::printf("    %s\n", x.get<std::string>().c_str());

@@ -90,6 +90,7 @@ check "weaker: that /proc is read-only" bash -c '! grep -qx proc-writable <<<"$0
 check "weaker: no sysctl can be written" bash -c '! grep -qx sysctl-written <<<"$0"' "$OUT"
 check "weaker: no host process's memory can be opened for writing" bash -c '! grep -qx mem-open <<<"$0"' "$OUT"
 check "weaker: still no user namespace" bash -c '! grep -qx userns <<<"$0"' "$OUT"
+check "weaker: doctor says so" bash -c '"$0" doctor --settings "$1" | grep -q "the host.s, read-only"' "$WAVEBOX" "$SCRATCH/weaker.json"
 check "weaker: the host's sysctl is unchanged" [ "$(cat /proc/sys/vm/overcommit_ratio)" = "$(sed -n 2p <<<"$before")" ]
 wb run -- mknod "$WS/dev0" c 1 3
 check "mknod of a device fails" [ "$RC" -ne 0 ]
