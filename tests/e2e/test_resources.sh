@@ -30,7 +30,7 @@ fi
 # with ENOSYS once the listener closes) nor lose reports: the supervision loop answers instead.
 if [ "$(id -u)" -ne 0 ] && command -v prlimit >/dev/null; then
   ran=0; fallback=0
-  for n in 3 4 5 6 7 8 9 10; do
+  for n in 3 4 5 6 7 8 9 10 12 16 24; do
     rm -f "$WS/np-ok"
     OUT=$(cd "$WS" && prlimit --nproc=$n "$WAVEBOX" run -- sh -c "echo ok > np-ok; echo x > /etc/np-$$" 2>&1); RC=$?
     check "nproc $n: wavebox does not crash (status $RC)" [ "$RC" -lt 128 ]
