@@ -14,6 +14,7 @@
 #include <cstring>
 #include <memory>
 
+#include "core/hash.hpp"
 #include "core/sys/fs.hpp"
 
 namespace wb::lnx {
@@ -107,11 +108,8 @@ scmp_arg_cmp to_cmp(const ArgCheck& a) {
 std::string recipe_key(const Recipe& r) {
   struct utsname u {};
   ::uname(&u);
-  // FNV-1a, 64 bits: names a file, guards nothing (the directory is the user's own, 0700).
-  std::uint64_t h = 1469598103934665603ULL;
-  auto mix = [&h](const void* p, size_t n) {
-    for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<const unsigned char*>(p)[i]) * 1099511628211ULL;
-  };
+  std::uint64_t h = kFnv1aStart;
+  auto mix = [&h](const void* p, size_t n) { h = fnv1a(p, n, h); };
   auto mix_str = [&](std::string_view s) {
     mix(s.data(), s.size());
     mix("", 1);  // a separator: "ab"+"c" differs from "a"+"bc"

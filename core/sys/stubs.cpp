@@ -13,19 +13,13 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/hash.hpp"
 #include "core/sys/fs.hpp"
 
 namespace wb::sys {
 namespace {
 
-std::string entry_name(const std::string& path) {
-  unsigned long long h = 1469598103934665603ULL;
-  for (unsigned char c : path) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return fmt::format("{:016x}", h);
-}
+std::string entry_name(const std::string& path) { return fmt::format("{:016x}", fnv1a(path)); }
 
 // Entry file: path NUL type NUL dev NUL ino NUL size NUL [content-in-hex NUL].
 struct Entry {
