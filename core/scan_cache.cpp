@@ -15,12 +15,6 @@ void append_name(std::string& blob, std::string_view name) {
   blob += '\0';
 }
 
-bool blob_has_name(std::string_view blob, std::string_view name) {
-  bool found = false;
-  for_each_name(blob, [&](std::string_view n) { found = found || n == name; });
-  return found;
-}
-
 bool parse_scan_cache(std::string_view data, const std::string& root, std::vector<ScanRecord>& recs) {
   size_t pos = 0;
   auto field = [&](std::string_view& f) {

@@ -43,7 +43,6 @@ void for_each_name(std::string_view blob, F f) {
   }
 }
 
-bool blob_has_name(std::string_view blob, std::string_view name);
 // Appends name and its terminating NUL to a blob.
 void append_name(std::string& blob, std::string_view name);
 

@@ -22,6 +22,7 @@
 #include <thread>
 #include <unordered_set>
 
+#include "core/hash.hpp"
 #include "core/policy.hpp"
 #include "core/scan_cache.hpp"
 #include "core/sys/fd.hpp"
@@ -43,13 +44,8 @@ struct Seen {
   bool dir = false;
 };
 
-unsigned long long fnv1a(const std::string& s) {
-  unsigned long long h = 1469598103934665603ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
+Seen seen_of(const struct stat& st) {
+  return {static_cast<std::uint64_t>(st.st_ino), st.st_mtim.tv_sec, st.st_mtim.tv_nsec, S_ISDIR(st.st_mode)};
 }
 
 // The entries of the directory at rel (below root_fd, no symbolic link followed on the last step),
@@ -62,7 +58,7 @@ bool read_dir(int root_fd, const char* rel, std::string& subdirs, std::string& h
     // as a newer mtime on the next run.
     struct stat st;
     if (::fstat(fd.get(), &st) != 0) return false;
-    *seen = {static_cast<std::uint64_t>(st.st_ino), st.st_mtim.tv_sec, st.st_mtim.tv_nsec, true};
+    *seen = seen_of(st);
   }
   alignas(8) char buf[32768];
   for (;;) {
@@ -103,12 +99,7 @@ void stamp(Fixed& f, const Seen& s, time_t now) {
 Seen look(int root_fd, const char* rel) {
   Seen s;
   struct stat st;
-  if (::fstatat(root_fd, *rel ? rel : ".", &st, AT_SYMLINK_NOFOLLOW) == 0) {
-    s.ino = st.st_ino;
-    s.mtime_s = st.st_mtim.tv_sec;
-    s.mtime_ns = st.st_mtim.tv_nsec;
-    s.dir = S_ISDIR(st.st_mode);
-  }
+  if (::fstatat(root_fd, *rel ? rel : ".", &st, AT_SYMLINK_NOFOLLOW) == 0) s = seen_of(st);
   return s;
 }
 
@@ -206,11 +197,17 @@ Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_d
       }
       replaced = replaced || before.ino != s.ino;
       const auto self = static_cast<std::int32_t>(fresh.size());
-      for_each_name(subdirs, [&](std::string_view name) {
-        if (before.ino != s.ino || !blob_has_name(r.subdirs, name)) {
-          walk.push_back({r.rel.empty() ? std::string(name) : fmt::format("{}/{}", r.rel, name), self});
-        }
-      });
+      if (subdirs != r.subdirs || before.ino != s.ino) {
+        // New subdirectories are walked (all of them when the directory is another one); a set,
+        // not a search per name: node_modules holds thousands.
+        std::unordered_set<std::string_view> had;
+        if (before.ino == s.ino) for_each_name(r.subdirs, [&](std::string_view name) { had.insert(name); });
+        for_each_name(subdirs, [&](std::string_view name) {
+          if (!had.count(name)) {
+            walk.push_back({r.rel.empty() ? std::string(name) : fmt::format("{}/{}", r.rel, name), self});
+          }
+        });
+      }
       r.subdirs = keep(std::move(subdirs));
       r.hits = keep(std::move(hits));
     }
