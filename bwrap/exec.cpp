@@ -22,6 +22,7 @@
 #include "bwrap/netns.hpp"
 #include "core/log.hpp"
 #include "core/sys/fd.hpp"
+#include "core/sys/fdpass.hpp"
 #include "core/sys/fs.hpp"
 
 namespace wb::lnx {
@@ -155,11 +156,13 @@ Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std
   L->args_rd = high_fd(pfd[0]);
   L->args_wr = high_fd(pfd[1]);
   (void)::fcntl(L->args_wr.get(), F_SETPIPE_SZ, 1 << 20);  // most lists then fit without waiting
-  if (relay_stderr) {
-    if (::pipe2(pfd, O_CLOEXEC) != 0) return sys::sys_error("pipe2", "stderr", errno);
-    L->err_rd = high_fd(pfd[0]);
-    L->err_wr = high_fd(pfd[1]);
-  }
+  if (::pipe2(pfd, O_CLOEXEC) != 0) return sys::sys_error("pipe2", "stderr", errno);
+  L->err_rd = high_fd(pfd[0]);
+  L->err_wr = high_fd(pfd[1]);
+  L->relay_command_stderr = relay_stderr;
+  Fd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
+  if (!null.valid()) return sys::sys_error("open", "/dev/null", errno);
+  null = high_fd(null.release());
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pfd) != 0) return sys::sys_error("socketpair", "shim", errno);
   L->obs_ours = high_fd(pfd[0]);
   L->obs_theirs = high_fd(pfd[1]);
@@ -181,7 +184,9 @@ Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std
   std::vector<std::pair<int, int>> dups = {{L->args_rd.get(), kArgsFd},   {L->status_wr.get(), kStatusFd},
                                            {L->filter.get(), kSeccompFd}, {L->spec.get(), kShimSpecFd},
                                            {L->obs_theirs.get(), kObserverSockFd}, {L->mounts.get(), kShimMountsFd}};
-  if (L->err_wr.valid()) dups.emplace_back(L->err_wr.get(), 2);
+  dups.emplace_back(null.get(), 0);
+  dups.emplace_back(null.get(), 1);
+  dups.emplace_back(L->err_wr.get(), 2);
   // The keeper and bwrap start with our environment; the command's comes with the options.
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) env.emplace_back(*e);
@@ -256,8 +261,19 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
   }
   // The filter and the mount list are written: the shim, waiting for this byte, places the
   // mounts. (It cannot have gone ahead: without the byte it places nothing and runs nothing.)
+  // With it, the command's standard descriptors: ours, or the relay pipe for stderr. One closed
+  // here stays closed there (the second byte says which came).
   const int shim_sock = observe ? req.observer->socket_fd() : L.obs_ours.get();
-  if (::send(shim_sock, "M", 1, MSG_NOSIGNAL) != 1 && errno != EPIPE && errno != ECONNRESET) {
+  int stdio[3];
+  char word[2] = {'M', 0};
+  size_t passed = 0;
+  for (int i = 0; i < 3; ++i) {
+    if (!sys::standard_fd_given(i)) continue;
+    int fd = i == 2 && L.relay_command_stderr ? L.err_wr.get() : i;
+    stdio[passed++] = fd;
+    word[1] = static_cast<char>(word[1] | (1 << i));
+  }
+  if (!sys::send_fds(shim_sock, stdio, passed, word, sizeof word) && errno != EPIPE && errno != ECONNRESET) {
     return abort_child(sys::sys_error("send", "the shim's socket", errno));
   }
   if (auto st = receive_listeners(*child); !st) return st.error();
@@ -285,6 +301,32 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
   int wait_status = 0;
   bool exited = false, timed_out = false, status_eof = false, err_eof = !err_rd.valid();
   bool observer_lost = false, ended = false, observer_hup = false;
+  bool emptied = false;  // the shim said the sandbox is empty, and the command's status
+  int end_status = 0;
+  // Relays what the command wrote to stderr; false at its end (or an error).
+  auto relay_err = [&]() {
+    char buf[8192];
+    ssize_t r = ::read(err_rd.get(), buf, sizeof buf);
+    if (r > 0) {
+      // Relayed unchanged and at once; lines are only copied for recognition.
+      write_all(2, buf, static_cast<size_t>(r));
+      err_line.append(buf, static_cast<size_t>(r));
+      size_t nl;
+      while ((nl = err_line.find('\n')) != std::string::npos) {
+        if (req.stderr_line) req.stderr_line(err_line.substr(0, nl));
+        err_line.erase(0, nl + 1);
+      }
+      if (err_line.size() > 65536) err_line.erase(0, err_line.size() - 4096);
+      return true;
+    }
+    if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+      err_eof = true;
+      log::timing("stderr closed");
+      if (!err_line.empty() && req.stderr_line) req.stderr_line(err_line);
+      return false;
+    }
+    return true;
+  };
   unsigned wakeups = 0;  // of the loop below: a handful per run (a spin shows in -v)
   double start = now_s(), exited_at = 0;
   while (!exited || !status_eof || !err_eof || (observe && req.observer->socket_fd() >= 0)) {
@@ -332,31 +374,18 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
       observer_hup = true;  // every task under the filter has ended: nothing will come (no spin)
     }
     if (p[3].revents) {
-      if (req.observer->receive_listener()) {
-        log::timing("observer listener received");
-      } else {
-        observer_lost = true;
-      }
-    }
-    if (p[2].revents) {
-      char buf[8192];
-      ssize_t r = ::read(err_rd.get(), buf, sizeof buf);
-      if (r > 0) {
-        // Relayed unchanged and at once; lines are only copied for recognition.
-        write_all(2, buf, static_cast<size_t>(r));
-        err_line.append(buf, static_cast<size_t>(r));
-        size_t nl;
-        while ((nl = err_line.find('\n')) != std::string::npos) {
-          req.stderr_line(err_line.substr(0, nl));
-          err_line.erase(0, nl + 1);
+      if (!req.observer->ready()) {
+        if (req.observer->receive_listener()) {
+          log::timing("observer listener received");
+        } else {
+          observer_lost = true;
         }
-        if (err_line.size() > 65536) err_line.erase(0, err_line.size() - 4096);
-      } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
-        err_eof = true;
-        log::timing("stderr closed");
-        if (!err_line.empty()) req.stderr_line(err_line);
+      } else if (req.observer->receive_end(&end_status)) {
+        emptied = true;
+        log::timing("the shim: the sandbox is empty");
       }
     }
+    if (p[2].revents) relay_err();
     if (p[1].revents) {
       char buf[512];
       ssize_t r = ::read(status_rd.get(), buf, sizeof buf);
@@ -388,6 +417,24 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
         log::timing("bwrap reaped");
       }
     }
+    if (emptied) {
+      // No process of the sandbox is left: what it wrote to stderr is all in the pipe, and the
+      // host is ours to put back in order. The keeper, our child, is ended and reaped now (it
+      // only waits for bwrap); bwrap, in its exit already, tears the namespaces down after we
+      // return and is reaped by the system (as bwrap leaves its own pid 1 when run alone).
+      while (!err_eof) {
+        struct pollfd e = {err_rd.get(), POLLIN, 0};
+        if (::poll(&e, 1, 0) <= 0 || !relay_err()) break;
+      }
+      if (!ended && req.on_sandbox_ended) req.on_sandbox_ended();
+      if (!exited) {
+        ::kill(pid, SIGKILL);
+        while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+        }
+        exited = true;
+      }
+      break;
+    }
   }
   if (!exited) {
     while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
@@ -399,6 +446,7 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
   L.mask_blocked = false;
 
   if (timed_out) return 124;
+  if (emptied) return end_status;
   if (init_pid <= 0) {
     int code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
     return make_error(ErrorKind::kSandboxFailed,

@@ -41,13 +41,18 @@ struct Launch {
   NetnsChild child;
   bool mask_blocked = false;
   bool consumed = false;
+  // err_rd carries bwrap's own messages always, the command's stderr too when this is set.
+  bool relay_command_stderr = false;
   Launch() = default;
   Launch(const Launch&) = delete;
   Launch& operator=(const Launch&) = delete;
   ~Launch();
 };
 
-// relay_stderr: the command's stderr goes through a pipe wavebox reads (see ExecRequest).
+// relay_stderr: the command's stderr goes through the pipe wavebox reads (see ExecRequest), the
+// one bwrap writes its messages to. The command's standard descriptors never pass through bwrap
+// (it has /dev/null and that pipe): the shim receives them with the word to start, so once the
+// command and its processes are gone nothing but wavebox holds the caller's output open.
 Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std::string& shim, bool relay_stderr);
 
 struct ExecRequest {

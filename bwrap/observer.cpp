@@ -148,7 +148,18 @@ bool Observer::receive_listener() {
   // The shim waits for this before it starts the command (see bwrap/shim.c).
   char ack = 'A';
   (void)!::send(ours_.get(), &ack, 1, MSG_NOSIGNAL);
+  return true;
+}
+
+bool Observer::receive_end(int* status) {
+  unsigned char msg[2];
+  ssize_t n;
+  do {
+    n = ::recv(ours_.get(), msg, sizeof msg, MSG_WAITALL);
+  } while (n < 0 && errno == EINTR);
   ours_.reset();
+  if (n != static_cast<ssize_t>(sizeof msg) || msg[0] != 'E') return false;
+  *status = msg[1];
   return true;
 }
 

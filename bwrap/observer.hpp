@@ -27,11 +27,17 @@ class Observer {
 
   // Our end of the socket whose other end the shim holds (bwrap/exec.hpp, Launch).
   void adopt_socket(sys::Fd ours) { ours_ = std::move(ours); }
-  int socket_fd() const { return ours_.get(); }      // poll: the listener arrives here
+  int socket_fd() const { return ours_.get(); }      // poll: the listener, then the end, arrive here
   int listener_fd() const { return listener_.get(); }  // poll: notifications arrive here
   bool ready() const { return listener_.valid(); }
   // Call when socket_fd() is readable; false when the shim closed without sending a listener.
+  // The socket stays open for receive_end().
   bool receive_listener();
+  // Call when socket_fd() is readable again, after the listener: true, with the command's exit
+  // status, when the shim says the sandbox is empty (every process in it ended and reaped, the
+  // host no longer reachable from it); false when the shim ended without saying so. Closes the
+  // socket either way.
+  bool receive_end(int* status);
   // Handles notifications on a thread of its own, blocked in the receive call, so the kernel's
   // synchronous wake-up can hand the CPU straight over (each notification is a round trip).
   // When no thread can be made (a process limit), the caller's loop handles them instead:

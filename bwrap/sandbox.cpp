@@ -349,7 +349,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   Observer observer([&plan](const std::string& path) { return write_allowed(plan, path); }, sink);
   req.observer = &observer;
   outcome.observed_writes = true;
-  if (launch->err_rd.valid()) {
+  if (launch->relay_command_stderr) {
     outcome.relayed_stderr = true;
     req.stderr_line = [&](const std::string& line) {
       ViolationLog found;

@@ -36,7 +36,7 @@ std::vector<SeccompRule> seccomp_rules(const SeccompOptions& o) {
   for (const char* s : {"io_uring_setup", "io_uring_enter", "io_uring_register"}) {
     r.push_back(always(s, kENOSYS, "io_uring bypasses seccomp for its operations"));
   }
-  for (const char* s : {"ptrace", "process_vm_readv", "process_vm_writev"}) {
+  for (const char* s : {"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"}) {
     r.push_back(always(s, kEPERM, "reading or steering other processes"));
   }
   // User namespaces would give the command capabilities again (CVE-2022-0185 and many more);

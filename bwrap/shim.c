@@ -132,6 +132,53 @@ static void let_go_of_output(void) {
   }
 }
 
+/* Waits for wavebox's word to start: 'M', a byte saying which of the command's standard
+ * descriptors come with it (bit i: descriptor i), and those descriptors, which replace ours
+ * (bwrap's /dev/null and its message pipe); one not sent is closed, as it was for wavebox.
+ * Anything else, or the end of the socket, and nothing is placed and nothing runs. */
+static int receive_stdio(int sock) {
+  char word[2];
+  union {
+    char buf[CMSG_SPACE(sizeof(int) * 3)];
+    struct cmsghdr align;
+  } ctl;
+  struct iovec iov = {word, sizeof word};
+  struct msghdr msg;
+  memset(&msg, 0, sizeof msg);
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = ctl.buf;
+  msg.msg_controllen = sizeof ctl.buf;
+  ssize_t n;
+  do {
+    n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL);
+  } while (n < 0 && errno == EINTR);
+  int fds[3] = {-1, -1, -1};
+  int got = 0;
+  struct cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL;
+  if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+    got = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+    if (got > 3) got = 3;
+    memcpy(fds, CMSG_DATA(c), sizeof(int) * (size_t)got);
+  }
+  int want = 0;
+  for (int i = 0; i < 3; ++i) want += (word[1] >> i) & 1;
+  if (n != (ssize_t)sizeof word || word[0] != 'M' || (msg.msg_flags & MSG_CTRUNC) || got != want) {
+    for (int i = 0; i < got; ++i) close(fds[i]);
+    return -1;
+  }
+  int next = 0;
+  for (int i = 0; i < 3; ++i) {
+    if (!((word[1] >> i) & 1)) {
+      close(i);
+    } else if (dup2(fds[next++], i) != i) {
+      return -1;
+    }
+  }
+  for (int i = 0; i < got; ++i) close(fds[i]);
+  return 0;
+}
+
 /* Reads a whole descriptor into a NUL-terminated buffer (malloc'd); NULL on error. */
 static char* read_all(int fd, size_t* len) {
   size_t cap = 65536, got = 0;
@@ -563,6 +610,35 @@ static int reap_until(pid_t child) {
   }
 }
 
+static volatile sig_atomic_t g_reap_expired;
+static void on_reap_alarm(int sig) {
+  (void)sig;
+  g_reap_expired = 1;
+}
+
+/* As pid 1, ends what the command left running and reaps it all: every process of this pid
+ * namespace has our uid and no capability, so SIGKILL reaches each, and one that forks meanwhile
+ * either is reached too or fails to fork. 1 once no child is left (the namespace holds only us);
+ * 0 if that took over two seconds (a process stuck in the kernel, or one we could not signal):
+ * then our exit leaves the rest to the kernel, as always. */
+static int empty_namespace(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_reap_alarm; /* no SA_RESTART: wait() returns EINTR */
+  if (sigaction(SIGALRM, &sa, NULL) != 0) return 0;
+  kill(-1, SIGKILL);
+  alarm(2);
+  for (;;) {
+    pid_t p = wait(NULL);
+    if (p > 0) continue;
+    if (errno == EINTR && !g_reap_expired) continue;
+    break;
+  }
+  int emptied = errno == ECHILD && !g_reap_expired;
+  alarm(0);
+  return emptied;
+}
+
 static int keeper(int argc, char** argv) {
   if (argc < 8) return 125;
   pid_t parent = (pid_t)atol(argv[2]);
@@ -676,12 +752,7 @@ static int observed_init(char** args) {
   /* bwrap may have run us before the sandbox was planned: the mount list (and the filter) are
    * ready when wavebox sends 'M'. Anything else, or its end of the socket closing (wavebox gave
    * up, or died), and nothing is placed and nothing runs. */
-  char ready = 0;
-  ssize_t got;
-  do {
-    got = read(sock_fd, &ready, 1);
-  } while (got < 0 && errno == EINTR);
-  if (got != 1 || ready != 'M') return 125;
+  if (receive_stdio(sock_fd) != 0) return 125;
   int placed = 0;
   if (place_mounts(mounts_fd, &placed) != 0) return 125;
   if (!placed) return errno = EINVAL, die("the mount list is empty");
@@ -705,7 +776,13 @@ static int observed_init(char** args) {
     ack_got = read(sock_fd, &ack, 1);
   } while (ack_got < 0 && errno == EINTR);
   if (ack_got != 1) return 125;
-  close(sock_fd);
+  /* The socket stays ours, to say when the sandbox is empty (below). The command cannot take it:
+   * not across exec, and not from us (not dumpable: pidfd_getfd and /proc/1/fd need ptrace's
+   * access, which a process without capabilities lacks to a non-dumpable one; the seccomp
+   * program refuses pidfd_getfd too). */
+  if (fcntl(sock_fd, F_SETFD, FD_CLOEXEC) != 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+    return die("keeping the socket to wavebox");
+  }
 
   unsigned long long cpu = 0, nproc = 0, mem = 0;
   if (sscanf(argv[3], "%llu:%llu:%llu", &cpu, &nproc, &mem) != 3) {
@@ -754,7 +831,19 @@ static int observed_init(char** args) {
     _exit(err == ENOENT ? 127 : 126);
   }
   /* As init: reap everything; when the command ends, so does the sandbox. */
-  return reap_until(child);
+  int status = reap_until(child);
+  /* Our output is the command's: let go of it, so a caller reading it sees its end now. Then,
+   * with nothing of the sandbox left, tell wavebox and its status: wavebox can put the host back
+   * in order (the stubs) and exit while the kernel tears the namespaces down behind us. */
+  close(0); /* (not /dev/null: opening it for writing would be a notified call, for nothing) */
+  close(1);
+  close(2);
+  /* (Only pid 1 is every orphan's reaper, so only then does "no child left" mean empty.) */
+  if (getpid() == 1 && empty_namespace()) {
+    unsigned char msg[2] = {'E', (unsigned char)status};
+    (void)!write(sock_fd, msg, sizeof msg);
+  }
+  return status;
 }
 
 int main(int argc, char** argv) {

@@ -6,6 +6,7 @@
 
 #include "cli/options.hpp"
 #include "core/log.hpp"
+#include "core/sys/fs.hpp"
 
 namespace {
 
@@ -34,6 +35,7 @@ void add_common(CLI::App* sub, wb::cli::Options& o) {
 CLI::App* g_app = nullptr;
 
 int main(int argc, char** argv) {
+  wb::sys::hold_standard_fds();
   g_app = new CLI::App{"wavebox: run shell commands in an OS sandbox (bubblewrap on Linux, Seatbelt on macOS)"};
   CLI::App& app = *g_app;
   app.set_version_flag("--version", "wavebox 0.1.0");

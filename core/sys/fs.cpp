@@ -204,4 +204,23 @@ void raise_fd_limit() {
 
 const struct rlimit* original_fd_limit() { return g_raised ? &g_original_nofile : nullptr; }
 
+namespace {
+bool g_std_closed[3] = {false, false, false};
+}  // namespace
+
+void hold_standard_fds() {
+  for (int fd = 0; fd < 3; ++fd) {
+    if (::fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+    int got = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (got < 0) return;  // nothing to hold the numbers with: then they stay as they were
+    if (got != fd) {      // (a lower one was closed too and is held already: cannot happen)
+      ::dup3(got, fd, O_CLOEXEC);
+      ::close(got);
+    }
+    g_std_closed[fd] = true;
+  }
+}
+
+bool standard_fd_given(int fd) { return fd >= 0 && fd < 3 && !g_std_closed[fd]; }
+
 }  // namespace wb::sys

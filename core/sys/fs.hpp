@@ -48,4 +48,11 @@ void raise_fd_limit();
 // The limit before raise_fd_limit(); async-signal-safe to read.
 const struct rlimit* original_fd_limit();
 
+// Call first thing in main: a standard descriptor (0, 1, 2) the caller left closed gets a
+// close-on-exec /dev/null as a placeholder, so no descriptor of ours takes its number (and
+// reaches a child as its stdin or stdout), while programs we exec still find it closed.
+void hold_standard_fds();
+// Whether standard descriptor fd (0, 1, 2) was open when wavebox started.
+bool standard_fd_given(int fd);
+
 }  // namespace wb::sys

@@ -73,14 +73,47 @@ alive() {  # pids given that still run (zombies do not count)
 for i in $(seq 1 50); do [ -z "$(alive $helpers)" ] && break; sleep 0.1; done
 check "no keeper, bwrap or shim of that run is left" [ -z "$(alive $helpers)" ]
 
-# A normal end: when wavebox returns, the keeper, bwrap and the shim have ended already.
-(cd "$WS" && exec "$WAVEBOX" run -- sh -c "sleep 0.5; exit 4") &
+# A normal end: when wavebox returns, nothing the command started runs any more (the shim, pid 1,
+# killed and reaped it all before saying so), and wavebox has reaped the keeper; bwrap and the
+# shim, in their exit already, are gone a moment later (bwrap then waits for the system to reap
+# it, as bwrap alone leaves its own pid 1).
+d=$((4000 + RANDOM % 1000))
+(cd "$WS" && exec "$WAVEBOX" run -v -- sh -c "sleep $d & (sleep 1; echo late > late.txt) & sleep 0.5; exit 4" 2>"$SCRATCH/end.log") &
 wpid=$!
 for i in $(seq 1 50); do [ "$(descendants $wpid | wc -w)" -ge 4 ] && break; sleep 0.05; done
 helpers=$(descendants $wpid)
+start=$(date +%s%N)
 wait $wpid; rc=$?
+took=$(( ($(date +%s%N) - start) / 1000000 ))
 check "the command's status comes back (4)" [ "$rc" -eq 4 ]
-check "the keeper, bwrap and the shim ended before wavebox returned" [ -z "$(alive $helpers)" ]
+check "wavebox did not wait for the command's background processes (${took} ms)" [ "$took" -lt 900 ]
+check "the shim said the sandbox was empty" grep -q "the sandbox is empty" "$SCRATCH/end.log"
+check "the command's background processes are gone when wavebox returns" bash -c '! pgrep -f "sleep $0" >/dev/null' "$d"
+for i in $(seq 1 50); do [ -z "$(alive $helpers)" ] && break; sleep 0.02; done
+check "the keeper, bwrap and the shim end right after" [ -z "$(alive $helpers)" ]
+sleep 1.2
+check "a background process never got to write after the end" [ ! -e "$WS/late.txt" ]
+
+# The command's standard descriptors: what the caller gave, closed ones closed (no descriptor of
+# wavebox's in their place), and never held by bwrap or the keeper.
+probe='for i in 0 1 2; do s=closed; [ -e /proc/self/fd/$i ] && s=open; echo "fd$i $s" >&$1; done'
+OUT=$(cd "$WS" && echo piped | "$WAVEBOX" run -- sh -c 'read x; echo "got $x"')
+check "stdin reaches the command" [ "$OUT" = "got piped" ]
+OUT=$(cd "$WS" && "$WAVEBOX" run -- sh -c "$probe" sh 2 2>&1 <&- >&-)
+check "closed stdin and stdout stay closed inside" [ "$(tr '\n' ' ' <<<"$OUT")" = "fd0 closed fd1 closed fd2 open " ]
+OUT=$(cd "$WS" && "$WAVEBOX" run -- sh -c "$probe" sh 1 2>&-)
+check "a closed stderr stays closed inside" [ "$(tr '\n' ' ' <<<"$OUT")" = "fd0 open fd1 open fd2 closed " ]
+(cd "$WS" && exec "$WAVEBOX" run -- sleep 1 | cat >/dev/null) &
+for i in $(seq 1 50); do pgrep -x bwrap >/dev/null && break; sleep 0.05; done
+holders=""
+for p in $(pgrep -x bwrap) $(pgrep -f "wavebox-shim keeper"); do
+  for f in 0 1; do
+    t=$(readlink "/proc/$p/fd/$f" 2>/dev/null)
+    [ -n "$t" ] && [ "$t" != /dev/null ] && holders="$holders $p:$f=$t"
+  done
+done
+wait
+check "bwrap and the keeper hold neither stdin nor stdout of the caller (${holders:-none})" [ -z "$holders" ]
 
 # A command that deletes the directory it is in gets no extra failure from wavebox.
 wb run -- sh -c 'mkdir sub && cd sub && rmdir ../sub && echo removed'

@@ -19,6 +19,7 @@ expect socketpair_unix_dgram $EPERM
 expect io_uring_setup $ENOSYS
 expect ptrace $EPERM
 expect process_vm_readv $EPERM
+expect pidfd_getfd $EPERM
 expect unshare_newuser $EPERM
 expect unshare_newuser_highbits $EPERM
 expect clone3 $ENOSYS

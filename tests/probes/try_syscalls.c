@@ -48,6 +48,9 @@ int main(void) {
   report("io_uring_setup", syscall(SYS_io_uring_setup, 0, NULL));
   report("ptrace", syscall(SYS_ptrace, 0x4200 /* PTRACE_SEIZE */, getppid(), 0, 0));
   report("process_vm_readv", syscall(SYS_process_vm_readv, getppid(), NULL, 0, NULL, 0, 0));
+  /* Another process's descriptors (pid 1 is wavebox-shim, whose socket reaches wavebox). */
+  long pidfd = syscall(SYS_pidfd_open, 1, 0);
+  report("pidfd_getfd", syscall(SYS_pidfd_getfd, pidfd < 0 ? 0 : pidfd, 0, 0));
   report("unshare_newuser", syscall(SYS_unshare, CLONE_NEWUSER));
   report("unshare_newuser_highbits", syscall(SYS_unshare, 0x100000000L | CLONE_NEWUSER));
   report("clone3", syscall(SYS_clone3, NULL, 0));
