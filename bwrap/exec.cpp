@@ -303,7 +303,8 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
   bool observer_lost = false, ended = false, observer_hup = false;
   bool emptied = false;  // the shim said the sandbox is empty, and the command's status
   int end_status = 0;
-  // Relays what the command wrote to stderr; false at its end (or an error).
+  // Relays what comes through the stderr pipe (bwrap's messages, and the command's stderr when it
+  // is relayed); false at its end (or an error).
   auto relay_err = [&]() {
     char buf[8192];
     ssize_t r = ::read(err_rd.get(), buf, sizeof buf);
