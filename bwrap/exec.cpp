@@ -420,16 +420,17 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
     }
     if (emptied) {
       // No process of the sandbox is left: what it wrote to stderr is all in the pipe, and the
-      // host is ours to put back in order. The keeper, our child, is ended and reaped now (it
-      // only waits for bwrap); bwrap, in its exit already, tears the namespaces down after we
-      // return and is reaped by the system (as bwrap leaves its own pid 1 when run alone).
+      // host is ours to put back in order. The keeper, our child, is ended (it only waits for
+      // bwrap; it dies while the stubs go) and reaped; bwrap, in its exit already, tears the
+      // namespaces down after we return and is reaped by the system (as bwrap leaves its own
+      // pid 1 when run alone).
+      if (!exited) ::kill(pid, SIGKILL);
       while (!err_eof) {
         struct pollfd e = {err_rd.get(), POLLIN, 0};
         if (::poll(&e, 1, 0) <= 0 || !relay_err()) break;
       }
       if (!ended && req.on_sandbox_ended) req.on_sandbox_ended();
       if (!exited) {
-        ::kill(pid, SIGKILL);
         while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
         }
         exited = true;
