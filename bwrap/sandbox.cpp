@@ -97,6 +97,17 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
   for (int round = 0; round < 4; ++round) {
     if (!stubs) p.facts.paths.clear();  // `wrap` simulates its stubs on fresh facts each round
     probe_policy_paths(run.policy, p.facts);
+    if (stubs && round == 0) {
+      // A path probed as existing may be the stub of a concurrent run in the same workspace:
+      // joined, it stays until the last run holding it ends, and is planned as a stub (a stub
+      // directory is guarded whole). Unjoined, its run could remove it before our mounts.
+      auto guards_under = [&](const std::string& path) {
+        auto under = [&](const GuardedPath& g) { return paths::is_within(g.path, path); };
+        return std::any_of(run.policy.deny_write.begin(), run.policy.deny_write.end(), under) ||
+               std::any_of(run.policy.deny_read.begin(), run.policy.deny_read.end(), under);
+      };
+      for (auto& joined : stubs->join_registered(guards_under)) p.facts.stubs.insert(std::move(joined));
+    }
     for (auto& [path, fact] : p.facts.paths) {
       for (const auto& [stub, kind] : simulated) {
         if (fact.kind != PathKind::kMissing) break;

@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -289,6 +290,43 @@ void StubRegistry::release_all() {
   // Newest first: a stub made inside another stub goes before its parent.
   for (auto it = held_.rbegin(); it != held_.rend(); ++it) remove_if_unused(it->lock, it->entry, &it->data);
   held_.clear();
+}
+
+std::vector<std::string> StubRegistry::join_registered(const std::function<bool(const std::string&)>& relevant) {
+  std::vector<std::string> joined;
+  auto list = [&]() {
+    std::vector<std::string> names;
+    if (DIR* d = ::opendir(dir_.c_str())) {
+      while (struct dirent* e = ::readdir(d)) {
+        if (e->d_name[0] != '.') names.push_back(e->d_name);
+      }
+      ::closedir(d);
+    }
+    return names;
+  };
+  // Unlocked first: no entry now means no stub of another run was there when we probed (one
+  // made since was made after the probe, which then saw the path missing and planned a stub).
+  if (list().empty()) return joined;
+  auto reg = lock_registry();
+  if (!reg.ok()) return joined;
+  for (const auto& name : list()) {
+    std::string entry = dir_ + "/" + name;
+    bool ours = std::any_of(held_.begin(), held_.end(), [&](const Held& h) { return h.entry == entry; });
+    if (ours) continue;
+    Fd fd(::open(entry.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
+    if (!fd.valid()) continue;
+    std::string data = read_fd(fd.get());
+    Entry e;
+    struct stat st;
+    if (!parse_entry(data, e) || !relevant(e.path) || ::lstat(e.path.c_str(), &st) != 0 || st.st_ino != e.ino ||
+        st.st_dev != e.dev) {
+      continue;  // not a live stub, or none of ours to care about
+    }
+    if (::flock(fd.get(), LOCK_SH) != 0) continue;
+    joined.push_back(e.path);
+    held_.push_back({std::move(fd), entry, data});
+  }
+  return joined;
 }
 
 void StubRegistry::sweep() {

@@ -13,6 +13,7 @@
 // moved back, so nothing the host wrote is ever kept away from it. The pool is read-only in
 // the sandbox (a guard like the rest of the state directory). A pooled stub found holding
 // something when taken is set aside in `stubpool-aside/`, kept, and never used.
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +40,11 @@ class StubRegistry {
   // Creates the stubs (or joins other runs' stubs) and holds them until release_all(). One
   // registry lock for the whole batch.
   Status acquire(const std::vector<Request>& requests);
+  // Joins the stubs other live runs hold at paths `relevant` accepts (a concurrent run in the
+  // same workspace: what this run probed as existing may be one, and must not be removed under
+  // it): shares them as acquire() would, and returns their paths. Call after probing; one
+  // directory listing when the registry is empty.
+  std::vector<std::string> join_registered(const std::function<bool(const std::string&)>& relevant);
   // Removes the stubs no other run holds. Idempotent.
   void release_all();
   // Removes stubs left by runs that died. Cheap when there are none.

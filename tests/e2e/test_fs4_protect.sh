@@ -97,4 +97,19 @@ wb run -- sh -c 'echo evil > newrepo/.git/hooks/pre-commit'
 check "the next run protects its hooks" [ ! -e "$WS/newrepo/.git/hooks/pre-commit" ]
 wb run -- true
 check "an existing repository is not warned about again" bash -c '! grep -q "created the git repository" <<<"$0"' "$OUT"
+
+# Runs at once in one workspace share the stubs: a run that finds another's stub joins it, so
+# the other cannot take it away before the mounts are placed (it did: now and then a run failed
+# with 125, "placing the mount at .../.claude: No such file or directory"). None fails, none is
+# left behind.
+before=$(snapshot "$WS")
+rm -f "$SCRATCH/conc.fail"
+for r in $(seq 1 20); do
+  for k in 1 2 3 4; do
+    (cd "$WS" && "$WAVEBOX" run -- true >/dev/null 2>"$SCRATCH/conc.$k" || cat "$SCRATCH/conc.$k" >> "$SCRATCH/conc.fail") &
+  done
+  wait
+done
+check "80 runs, four at a time in one workspace: none failed $(head -c 300 "$SCRATCH/conc.fail" 2>/dev/null)" [ ! -s "$SCRATCH/conc.fail" ]
+check "and no stub is left behind" [ "$(snapshot "$WS")" = "$before" ]
 finish
