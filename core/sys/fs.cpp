@@ -213,7 +213,7 @@ void hold_standard_fds() {
     if (::fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
     int got = ::open("/dev/null", O_RDWR | O_CLOEXEC);
     if (got < 0) return;  // nothing to hold the numbers with: then they stay as they were
-    if (got != fd) {      // (a lower one was closed too and is held already: cannot happen)
+    if (got != fd) {      // (the lowest free number is fd: the lower ones are open or held)
       ::dup3(got, fd, O_CLOEXEC);
       ::close(got);
     }
