@@ -135,7 +135,9 @@ static void let_go_of_output(void) {
 /* Waits for wavebox's word to start: 'M', a byte saying which of the command's standard
  * descriptors come with it (bit i: descriptor i), and those descriptors, which replace ours
  * (bwrap's /dev/null and its message pipe); one not sent is closed, as it was for wavebox.
- * Anything else, or the end of the socket, and nothing is placed and nothing runs. */
+ * Anything else, or the end of the socket, and nothing is placed and nothing runs. The receiving
+ * half is core/sys/fdpass.cpp's recv_fds again, in C (this static program links no C++ library),
+ * with the checks this one message needs. */
 static int receive_stdio(int sock) {
   char word[2];
   union {
