@@ -81,9 +81,22 @@ PathFact probe_path(const std::string& path, RealPaths& real_paths) {
   }
   f.kind = PathKind::kMissing;
   if (errno != ENOENT) {
-    // EACCES and the like: this user cannot reach it, and neither can the sandbox.
+    // EACCES, ELOOP, ENOTDIR: not seen. The deepest ancestor that is there is guarded whole
+    // where the sandbox could write it (plan_mounts), and the path itself stays protected.
     f.real = path;
     f.creatable = false;
+    auto anc = paths::ancestors(path);
+    // ENOTDIR or ELOOP: nothing is below a file or a link loop; what replaces them is created
+    // through the supervisor, which refuses the path. EACCES: something may be there unseen.
+    if (errno != EACCES && errno != EPERM) anc.clear();
+    for (auto it = anc.rbegin(); it != anc.rend(); ++it) {
+      struct stat a;
+      if (::lstat(it->c_str(), &a) == 0 && S_ISDIR(a.st_mode)) {
+        f.unreachable_at = real_paths.real(*it);
+        if (f.unreachable_at.empty()) f.unreachable_at = *it;
+        break;
+      }
+    }
     return f;
   }
   // Find the deepest existing ancestor; the path below it is what a stub would start.

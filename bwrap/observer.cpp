@@ -30,22 +30,8 @@
 namespace wb::lnx {
 namespace {
 
-// Reads bytes from the notified process: one process_vm_readv, no open of /proc/PID/mem. A read
-// that crosses into an unmapped page returns what came before it.
 bool read_mem(pid_t pid, unsigned long long addr, void* buf, size_t len, size_t* got) {
-  struct iovec local = {buf, len};
-  struct iovec remote = {reinterpret_cast<void*>(addr), len};
-  ssize_t n = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
-  if (n <= 0) {
-    // Retry up to the end of the first page (a path near the end of a mapping).
-    size_t to_page = 4096 - (addr & 4095);
-    if (to_page >= len) return false;
-    local.iov_len = remote.iov_len = to_page;
-    n = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
-    if (n <= 0) return false;
-  }
-  *got = static_cast<size_t>(n);
-  return true;
+  return read_caller_memory(pid, addr, buf, len, got);
 }
 
 bool read_path(pid_t pid, unsigned long long addr, std::string& out) {
@@ -120,8 +106,9 @@ bool via_symlink(const std::string& full) {
 
 }  // namespace
 
-Observer::Observer(std::function<bool(const std::string&)> writable, std::function<void(const Violation&)> sink)
-    : writable_(std::move(writable)), sink_(std::move(sink)) {
+Observer::Observer(std::function<bool(const std::string&)> writable, std::function<void(const Violation&)> sink,
+                   std::function<std::string(const std::string&)> refuses)
+    : writable_(writable), sink_(std::move(sink)), supervisor_(writable, std::move(refuses)) {
   struct seccomp_notif_sizes sizes {};
   if (::syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) == 0) {
     req_size_ = std::max<size_t>(sizes.seccomp_notif, sizeof(struct seccomp_notif));
@@ -213,7 +200,52 @@ void Observer::run() {
   sigemptyset(&set);
   sigaddset(&set, kStopSignal);
   ::pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+  Supervisor::drop_thread_privileges();
   while (!stopping_ && listener_.valid()) handle_one();
+}
+
+void Observer::answer_performed(unsigned long long id, int nr, Performed& done, const struct timespec& tb) {
+  bool valid = true;
+  if (done.deferred) {
+    // Answered by the thread that waits for the FIFO's reader.
+  } else if (done.fd >= 0) {
+    struct seccomp_notif_addfd add {};
+    add.id = id;
+    add.flags = SECCOMP_ADDFD_FLAG_SEND;
+    add.srcfd = static_cast<__u32>(done.fd);
+    add.newfd_flags = done.cloexec ? O_CLOEXEC : 0;
+    valid = ::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_ADDFD, &add) >= 0;
+    ::close(done.fd);
+  } else {
+    auto* resp = static_cast<struct seccomp_notif_resp*>(resp_);
+    std::memset(resp, 0, resp_size_);
+    resp->id = id;
+    resp->error = done.error ? -done.error : 0;
+    resp->val = done.error ? 0 : done.value;
+    valid = ::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_SEND, resp) == 0;
+  }
+  struct timespec te;
+  ::clock_gettime(CLOCK_MONOTONIC, &te);
+  busy_ns_ += (te.tv_sec - tb.tv_sec) * 1000000000LL + (te.tv_nsec - tb.tv_nsec);
+  if (!valid || done.path.empty()) return;
+  if (nr == SYS_rename || nr == SYS_renameat || nr == SYS_renameat2 || nr == SYS_symlink || nr == SYS_symlinkat) {
+    symlink_cache_.clear();
+  }
+  if (!done.refused.empty()) {
+    sink_({"file-write", done.path, done.refused});
+    return;
+  }
+  if (!done.error) {
+    std::string name = paths::basename(done.path);
+    if (name == ".git" || name == "HEAD" || name == "objects" || name == "refs") {
+      std::lock_guard<std::mutex> lock(created_mu_);
+      if (created_git_.size() < 10000) created_git_.push_back(name == ".git" ? done.path : paths::parent(done.path));
+    }
+    return;
+  }
+  if ((done.error == EROFS || done.error == EACCES || done.error == EPERM) && !writable_(done.path)) {
+    sink_({"file-write", done.path, ""});
+  }
 }
 
 void Observer::handle_one() {
@@ -303,6 +335,14 @@ void Observer::handle_one() {
       cwd_cache_.erase(pid);
       break;
     default: break;
+  }
+  if (nr == SYS_umask) supervisor_.forget_umasks();
+  // Creating calls are performed here, never continued: a continued call re-reads its path
+  // from the caller's memory, which another thread may have rewritten since it was checked.
+  Performed done = supervisor_.perform(pid, nr, a, listener_.get(), req->id);
+  if (done.handled) {
+    answer_performed(req->id, nr, done, tb);
+    return;
   }
   std::memset(resp, 0, resp_size_);
   resp->id = req->id;

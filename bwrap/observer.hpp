@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <sys/types.h>
 
+#include "bwrap/supervise.hpp"
 #include "core/sys/fd.hpp"
 #include "core/violations.hpp"
 
@@ -20,13 +21,17 @@ class Observer {
  public:
   // writable: whether the sandbox may write at an absolute path.
   // sink: where refusals go (called on the observer's thread).
-  Observer(std::function<bool(const std::string&)> writable, std::function<void(const Violation&)> sink);
+  // refuses: why a creation at a path is refused (empty: allowed); the observer performs every
+  // creating call itself (bwrap/supervise.hpp).
+  Observer(std::function<bool(const std::string&)> writable, std::function<void(const Violation&)> sink,
+           std::function<std::string(const std::string&)> refuses);
   ~Observer();
   Observer(const Observer&) = delete;
   Observer& operator=(const Observer&) = delete;
 
   // Our end of the socket whose other end the shim holds (bwrap/exec.hpp, Launch).
   void adopt_socket(sys::Fd ours) { ours_ = std::move(ours); }
+  void set_host_proc(bool v) { supervisor_.set_host_proc(v); }
   int socket_fd() const { return ours_.get(); }      // poll: the listener, then the end, arrive here
   int listener_fd() const { return listener_.get(); }  // poll: notifications arrive here
   bool ready() const { return listener_.valid(); }
@@ -52,16 +57,19 @@ class Observer {
   size_t handled() const { return handled_; }
   // Receives that found nothing (a caller gone meanwhile, or the end): a handful per run.
   size_t empty_receives() const { return empty_receives_; }
-  // Paths named ".git" that the command created or renamed into place (mkdir, rename, link,
-  // symlink, open with O_CREAT): new repositories, without rescanning the workspace.
+  // Paths named ".git", and directories where "HEAD", "objects" or "refs" appeared (a bare
+  // repository's layout), that the command created or renamed into place: new repositories,
+  // without rescanning the workspace.
   std::vector<std::string> created_git() const;
   long long busy_ns() const { return busy_ns_; }
 
  private:
   std::function<bool(const std::string&)> writable_;
   std::function<void(const Violation&)> sink_;
+  Supervisor supervisor_;
   sys::Fd ours_, listener_;
   void handle_one();
+  void answer_performed(unsigned long long id, int nr, Performed& done, const struct timespec& tb);
   void run();
   bool without_thread_ = false;
   std::string absolute(pid_t pid, long long dirfd, const std::string& p);

@@ -90,8 +90,21 @@ Result<Plan> plan_mounts(const FsPolicy& policy, const LinuxFacts& facts) {
 
   std::vector<std::string> ro;
   std::vector<const GuardedPath*> missing_ro;
+  auto add_create_guard = [&](const std::string& path, const std::string& why) {
+    for (const auto& c : plan.create_guards) {
+      if (c.path == path) return;
+    }
+    plan.create_guards.push_back({path, why.empty() ? "protected path" : why});
+  };
   for (const auto& g : policy.deny_write) {
     PathFact f = WB_TRY(fact(g.path));
+    if (!f.unreachable_at.empty() && within_any(f.unreachable_at, rw)) {
+      plan.warnings.push_back(fmt::format(
+          "cannot look into \"{}\" (to guard \"{}\"), so it is read-only in the sandbox; make it "
+          "readable (chmod u+rx) to have it writable again",
+          f.unreachable_at, g.path));
+      ro.push_back(f.unreachable_at);
+    }
     if (f.kind != PathKind::kMissing) {
       if (f.is_symlink && within_any(paths::parent(g.path), rw)) {
         return make_error(ErrorKind::kSandboxFailed,
@@ -102,6 +115,8 @@ Result<Plan> plan_mounts(const FsPolicy& policy, const LinuxFacts& facts) {
       }
       ro.push_back(f.real);
     } else if (g.stub_if_missing) {
+      add_create_guard(g.path, g.why);
+      if (!f.real.empty() && f.real != g.path) add_create_guard(f.real, g.why);
       missing_ro.push_back(&g);
     }
   }
@@ -146,15 +161,11 @@ Result<Plan> plan_mounts(const FsPolicy& policy, const LinuxFacts& facts) {
   // A stub directory made for a deeper guard is guarded whole: nothing may be created in it.
   std::vector<std::string> stub_guards;
   for (const GuardedPath* g : missing_ro) {
+    // Only where a denyRead stub made the parent (the rest needs nothing on the host).
     PathFact f = WB_TRY(fact(g->path));
-    if (!f.creatable) continue;
     std::string first = f.first_missing.empty() ? f.real : f.first_missing;
     std::string parent = paths::parent(first);
-    if (facts.stubs.count(parent)) {
-      stub_guards.push_back(parent);
-    } else if (within_any(parent, rw) && !within_any(parent, ro) && rules.visible(parent)) {
-      want_stub(*g, first, first == f.real);
-    }
+    if (facts.stubs.count(parent)) stub_guards.push_back(parent);
   }
   ro.insert(ro.end(), stub_guards.begin(), stub_guards.end());
   for (const GuardedPath* g : missing_masks) {

@@ -21,6 +21,10 @@ struct PathFact {
   std::string real;                    // resolved path; for a missing path, the path itself
   std::string first_missing;           // for a missing path: its first component that is absent
   bool creatable = true;               // for a missing path: its parent chain could be created
+  // For a path that could not be looked at (EACCES, ELOOP, ENOTDIR on the way): the deepest
+  // ancestor that exists. Inside a writable tree the sandbox could open it up (chmod), so it is
+  // guarded whole instead: a guard is never dropped because a probe failed.
+  std::string unreachable_at;
 };
 
 struct LinuxFacts {
@@ -49,11 +53,19 @@ struct StubRequest {
   std::string content;  // for a file stub
 };
 
+// A protected path that does not exist: nothing is placed on the host for it; the supervisor
+// refuses to create it, an ancestor of it, or anything below it (core/protect.hpp).
+struct CreateGuard {
+  std::string path;
+  std::string why;
+};
+
 struct Plan {
   bool filesystem_open = false;  // filesystem rules off (--network-only): "/" is bound writable
   bool host_proc = false;        // the host's /proc, read-only, not a new one (FsPolicy::host_proc)
   std::vector<MountOp> mounts;
-  std::vector<StubRequest> stubs;  // non-empty: create these, re-probe, plan again
+  std::vector<StubRequest> stubs;  // non-empty: create these, re-probe, plan again (denyRead only)
+  std::vector<CreateGuard> create_guards;
   std::vector<std::string> warnings;
 };
 

@@ -25,6 +25,7 @@
 #include "bwrap/seccomp.hpp"
 #include "core/log.hpp"
 #include "core/paths.hpp"
+#include "core/protect.hpp"
 #include "core/sys/guards.hpp"
 #include "core/sys/scan.hpp"
 #include "core/sys/stubs.hpp"
@@ -42,6 +43,7 @@ struct Prepared {
   std::vector<StubRequest> stub_list;  // for `wrap`: the stubs a run would create
   LinuxFacts facts;
   Plan plan;
+  CreationGuard guard;  // what the supervisor refuses to create
   std::vector<std::string> git_dirs;
   std::vector<std::string> scan_roots;
 };
@@ -63,13 +65,15 @@ std::vector<std::string> effective_scan_roots(const FsPolicy& policy) {
   return out;
 }
 
-Result<std::vector<sys::ScanHit>> scan_all(const std::vector<std::string>& roots, const std::string& cache) {
+Result<std::vector<sys::ScanHit>> scan_all(const std::vector<std::string>& roots, const std::string& cache,
+                                           std::vector<std::string>* unreadable = nullptr) {
   std::vector<sys::ScanHit> hits;
   for (const auto& r : roots) {
     auto res = WB_TRY(sys::scan_tree(r, cache));
     log::info(fmt::format("scanned {}: {} directories, {} read ({})", log::quote(r), res.dirs_total,
                           res.dirs_read, res.timing));
     hits.insert(hits.end(), res.hits.begin(), res.hits.end());
+    if (unreadable) unreadable->insert(unreadable->end(), res.unreadable.begin(), res.unreadable.end());
   }
   return hits;
 }
@@ -83,11 +87,21 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
   }
   expand_read_globs(run.policy);
   p.scan_roots = effective_scan_roots(run.policy);
-  auto hits = WB_TRY(scan_all(p.scan_roots, run.state.scan));
+  std::vector<std::string> unreadable;
+  auto hits = WB_TRY(scan_all(p.scan_roots, run.state.scan, &unreadable));
   std::string ws_real = sys::real_path_or_empty(run.cwd);
-  auto guards = sys::guards_for_hits(hits, ws_real.empty() ? run.cwd : ws_real);
+  auto guards = sys::guards_for_hits(hits, ws_real.empty() ? run.cwd : ws_real, run.home);
   for (auto& g : guards.deny_write) run.policy.deny_write.push_back(std::move(g));
   for (auto& w : guards.writable) run.policy.writable.push_back({w, false});
+  for (auto& z : guards.zones) run.policy.zones.push_back(std::move(z));
+  // A directory the scan could not read may hold a repository or an editor folder it did not
+  // see; the command could open it up (chmod) and write there. It stays read-only instead.
+  for (const auto& u : unreadable) {
+    log::warn(fmt::format("cannot read \"{}\" to look for protected files in it, so it is read-only in the "
+                          "sandbox; make it readable (chmod u+rx) to have it writable again",
+                          log::quote(u)));
+    run.policy.deny_write.push_back({u, LeafType::kDir, true, "", "a directory wavebox could not look into"});
+  }
   p.git_dirs = std::move(guards.git_dirs);
 
   p.facts.bwrap_path = run.bwrap;
@@ -120,7 +134,11 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
       }
     }
     p.plan = WB_TRY(plan_mounts(run.policy, p.facts));
-    if (p.plan.stubs.empty()) return p;
+    if (p.plan.stubs.empty()) {
+      for (const auto& c : p.plan.create_guards) p.guard.add_path(c.path, c.why);
+      for (const auto& z : run.policy.zones) p.guard.add_zone(z.dir, z.carve, z.why);
+      return p;
+    }
     if (!stubs) {
       for (const auto& s : p.plan.stubs) {
         p.facts.stubs.insert(s.path);
@@ -199,6 +217,14 @@ void warn_new_repositories(const Prepared& before, const std::string& cache, con
       if (h.name == ".git") found.push_back(paths::join(h.dir, h.name));
     }
   }
+  // Directories where HEAD, objects or refs appeared are repositories once all three are there.
+  found.erase(std::remove_if(found.begin(), found.end(),
+                             [](const std::string& d) {
+                               return paths::basename(d) != ".git" &&
+                                      !(sys::exists(paths::join(d, "HEAD")) && sys::is_dir(paths::join(d, "objects")) &&
+                                        sys::is_dir(paths::join(d, "refs")));
+                             }),
+              found.end());
   std::set<std::string> known(before.git_dirs.begin(), before.git_dirs.end());
   std::set<std::string> warned;
   for (const auto& p : found) {
@@ -357,7 +383,10 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   };
   Prepared p;
   const Plan& plan = p.plan;
-  Observer observer([&plan](const std::string& path) { return write_allowed(plan, path); }, sink);
+  const CreationGuard& guard = p.guard;
+  Observer observer([&plan](const std::string& path) { return write_allowed(plan, path); }, sink,
+                    [&guard](const std::string& path) { return guard.refuses(path); });
+  observer.set_host_proc(run.policy.host_proc);
   req.observer = &observer;
   outcome.observed_writes = true;
   if (launch->relay_command_stderr) {
@@ -407,7 +436,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
     for (const auto& w : p.plan.warnings) log::warn(w);
     log::timing("planned");
     // The filter is part of the sandbox: if it cannot be built, nothing runs (fail closed).
-    WB_TRY(compile_sandbox_filter(seccomp_rules({run.allow_unix_sockets}), launch->filter.get(), run.state.root));
+    WB_TRY(compile_sandbox_filter(seccomp_rules({run.allow_unix_sockets}), launch->filter.get(), run.state.seccomp));
     const RunSpec spec = spec_for(mode);
     std::string list = mode == ShimMounts::kAll ? render_shim_mounts(p.plan, p.facts, console_device())
                                                 : render_shim_devices_read_only();
@@ -461,6 +490,8 @@ Result<std::string> describe_sandboxed(LinuxRun run) {
     out += fmt::format("# stub ({}) created for the run: {}\n", s.type == LeafType::kDir ? "directory" : "file",
                        shell_quote(s.path));
   }
+  out += "# wavebox's supervisor also refuses to create protected names (core/protect.hpp) and:\n";
+  for (const auto& d : p.guard.describe()) out += "#   " + d + "\n";
   RunSpec spec{run.command, run.cwd, run.env, false, kSeccompFd};
   out += "# fd 5: the seccomp filter (`wavebox doctor -v` lists its rules)\n";
   out += shell_quote(run.bwrap);

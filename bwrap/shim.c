@@ -384,6 +384,14 @@ static int devices_read_only(void) {
  * can be made from it or below it; only a capability in it could raise the limit again, and
  * every capability is dropped before the command. Checked. (The seccomp program refuses
  * CLONE_NEWUSER too.) */
+/* bwrap leaves the sandbox's mounts slaves of the host's: a file system the host mounts later
+ * under a shared mount (a USB stick, a FUSE mount, a container's volume) would arrive inside, as
+ * writable as the host mounted it. Private, nothing the host mounts after this point arrives. */
+static int make_private(void) {
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return die("making the sandbox's mounts private");
+  return 0;
+}
+
 static int disable_userns(void) {
   if (write_file("/proc/sys/user/max_user_namespaces", "0") != 0) return die("limiting user namespaces to none");
   if (unshare(CLONE_NEWUSER) == 0) {
@@ -469,11 +477,13 @@ static int place_mounts(int fd, int* placed) {
   if (devices_ro) {
     /* In bwrap's nested user namespace: a mount namespace of our own to mount anything. */
     if (unshare(CLONE_NEWNS) != 0) return die("a mount namespace of its own");
+    if (make_private() != 0) return 125;
     return devices_read_only();
   }
   /* Still in bwrap's user namespace, which owns bwrap's mount namespace: we mount in that one
    * (its mounts are slaves of the host's, so nothing we place propagates out). */
   if (disable_userns() != 0) return 125;
+  if (make_private() != 0) return 125;
 
   int nodes[sizeof kDevNodes / sizeof kDevNodes[0]];
   char src[64];

@@ -51,21 +51,34 @@ int exec_unsandboxed(const Options& o, const std::vector<std::string>& argv) {
   return err == ENOENT ? 127 : 126;
 }
 
-std::vector<std::string> sandbox_env(const std::string& tmpdir, const std::string& home) {
+// FS-6: package managers' caches of the sandbox's own, in its TMPDIR. The host's (~/.npm,
+// the pnpm store, the yarn cache) stay read-only: what a sandboxed install leaves in a cache is
+// unpacked and run later by the host's own installs (npx reruns ~/.npm/_npx). A cache the
+// caller named in the environment is kept (then it is writable only if the policy says so).
+std::vector<std::string> sandbox_env(const std::string& tmpdir) {
   std::vector<std::string> env;
-  bool has_npm_cache = false;
+  const std::string caches = tmpdir + "/caches";
+  std::vector<std::pair<std::string, std::string>> defaults = {
+      {"npm_config_cache", caches + "/npm"},             // npm, npx
+      {"npm_config_store_dir", caches + "/pnpm-store"},  // pnpm's content-addressed store
+      {"npm_config_cache_dir", caches + "/pnpm-cache"},  // pnpm's metadata cache
+      {"npm_config_state_dir", caches + "/pnpm-state"},  // pnpm's state (XDG_STATE_HOME)
+      {"YARN_CACHE_FOLDER", caches + "/yarn"},           // yarn 1
+      {"YARN_GLOBAL_FOLDER", caches + "/yarn-berry"},    // yarn 2+
+  };
   for (char** e = environ; *e; ++e) {
     std::string kv = *e;
     if (kv.rfind("TMPDIR=", 0) == 0) continue;
-    if (kv.rfind("npm_config_cache=", 0) == 0) has_npm_cache = true;
+    for (auto it = defaults.begin(); it != defaults.end(); ++it) {
+      if (kv.rfind(it->first + "=", 0) == 0) {
+        defaults.erase(it);
+        break;
+      }
+    }
     env.push_back(std::move(kv));
   }
   env.push_back("TMPDIR=" + tmpdir);
-  // Without ~/.npm the cache cannot be created in the read-only home; npm uses a cache in the
-  // sandbox's temp dir instead (wavebox does not create files in home).
-  if (!has_npm_cache && !sys::is_dir(paths::join(home, ".npm"))) {
-    env.push_back("npm_config_cache=" + tmpdir + "/npm-cache");
-  }
+  for (const auto& [k, v] : defaults) env.push_back(k + "=" + v);
   return env;
 }
 
@@ -217,7 +230,7 @@ int run_or_wrap(const Options& o, bool dry) {
   run.home = env->home;
   run.policy = make_fs_policy(s.sandbox, policy_context(*env, *state, o), o.network_only);
   for (const auto& w : run.policy.warnings) log::warn(w);
-  run.env = sandbox_env(state->tmp, env->home);
+  run.env = sandbox_env(state->tmp);
   std::string path_env;
   for (const auto& kv : run.env) {
     if (kv.rfind("PATH=", 0) == 0) path_env = kv.substr(5);

@@ -101,6 +101,8 @@ PolicyContext policy_context(const Environment& env, const sys::StateDir& state,
   ctx.workspace = env.cwd;
   ctx.tmpdir = state.tmp;
   ctx.state_dir = state.root;
+  ctx.state_base = state.base;
+  ctx.state_paths = {state.stubs};
   ctx.settings_files = env.guarded_files;
   std::string caller_cwd = sys::current_dir();
   for (const auto& w : o.allow_write) ctx.extra_writable.push_back(paths::resolve(w, env.home, caller_cwd));

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/paths.hpp"
+#include "core/protect.hpp"
 
 namespace wb {
 namespace {
@@ -36,30 +37,18 @@ const std::vector<std::string>& shell_startup_files() {
   return k;
 }
 
-bool is_scanned_name(const std::string& name) {
-  return name == ".git" || name == ".vscode" || name == ".idea" || name == ".mcp.json" ||
-         name == ".claude" || name == ".wave";
-}
+bool is_scanned_name(const std::string& name) { return name == ".git" || is_protected_name(name); }
 
 std::vector<GuardedPath> guarded_for_entry(const std::string& dir, const std::string& name,
                                            bool stub_missing) {
   std::vector<GuardedPath> out;
-  auto at = [&](std::initializer_list<const char*> parts, LeafType t, bool stub) {
-    std::string p = dir;
-    for (const char* part : parts) p = paths::join(p, part);
-    out.push_back({p, t, stub});
-  };
-  if (name == ".vscode" || name == ".idea") {
-    at({name.c_str()}, LeafType::kDir, stub_missing);
-  } else if (name == ".mcp.json") {
-    // A stub the host's agent may read during the run: an empty JSON object, not an empty file.
-    out.push_back({paths::join(dir, ".mcp.json"), LeafType::kFile, stub_missing, "{}\n"});
-  } else if (name == ".claude" || name == ".wave") {
-    // Guarded whole: settings (hooks, permissions), commands, agents, skills all live there, and
-    // a read-only folder needs no stubs for the files it does not have yet (a stub settings file
-    // would be read by a concurrent wavebox or agent as an empty, invalid settings file).
-    at({name.c_str()}, LeafType::kDir, stub_missing);
-  }  return out;
+  for (const auto& e : protected_table()) {
+    // Guarded whole: a read-only folder needs nothing for the files it does not have yet.
+    if (e.scope == ProtectScope::kAnyDepth && name == e.rel) {
+      out.push_back({paths::join(dir, name), e.type, stub_missing, "", fmt::format("protected name: {}", e.runs_it)});
+    }
+  }
+  return out;
 }
 
 FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool network_only) {
@@ -76,12 +65,10 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
 
   p.writable.push_back({ctx.workspace, false});
   p.writable.push_back({ctx.tmpdir, false});
-  if (s.mode != Mode::kStrict) {
-    // FS-6: package managers' caches, so installs work sandboxed. Nothing else in home.
-    for (const char* rel : {".npm", ".local/share/pnpm", ".cache/pnpm", ".cache/yarn"}) {
-      p.writable.push_back({paths::join(ctx.home, rel), true});
-    }
-  }
+  // FS-6: package managers get caches of the sandbox's own (in TMPDIR, named by the
+  // environment: cli/run.cpp), not the host's ~/.npm, pnpm store or yarn cache: what a sandboxed
+  // install puts in a cache is later unpacked and run by the host's installs (npx reruns
+  // ~/.npm/_npx; PNPM_HOME is on PATH). Nothing in home is writable by default.
   auto add_writable = [&](const std::string& w, const char* source) {
     if (paths::has_glob(w)) {
       p.warnings.push_back(fmt::format(
@@ -102,23 +89,41 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
     add_guard(p.deny_write, {d, guess_type(d), true});
   }
 
-  // FS-4: always write-protected, whatever the configuration.
-  for (const auto& f : ctx.settings_files) add_guard(p.deny_write, {f, LeafType::kFile, true});
-  for (const auto& rc : shell_startup_files()) {
-    add_guard(p.deny_write, {paths::join(ctx.home, rc), LeafType::kFile, true});
-    add_guard(p.deny_write, {paths::join(ctx.workspace, rc), LeafType::kFile, false});
+  // FS-4: always write-protected, whatever the configuration (core/protect.hpp's table).
+  for (const auto& f : ctx.settings_files) {
+    add_guard(p.deny_write, {f, LeafType::kFile, true, "", "a settings file wavebox reads"});
   }
-  add_guard(p.deny_write, {paths::join(ctx.home, ".gitconfig"), LeafType::kFile, true});
-  add_guard(p.deny_write, {paths::join(ctx.home, ".config/git"), LeafType::kDir, true});
-  for (const char* name : {".wave", ".claude"}) {
-    for (auto& g : guarded_for_entry(ctx.home, name, true)) add_guard(p.deny_write, g);
+  for (const auto& e : protected_table()) {
+    std::string why = fmt::format("protected: {}", e.runs_it);
+    if (e.scope == ProtectScope::kHome) add_guard(p.deny_write, {paths::join(ctx.home, e.rel), e.type, true, "", why});
+    if (e.scope == ProtectScope::kWorkspace || e.scope == ProtectScope::kAnyDepth) {
+      add_guard(p.deny_write, {paths::join(ctx.workspace, e.rel), e.type, true, "", why});
+    }
   }
-  for (const char* name : {".vscode", ".idea", ".mcp.json", ".claude", ".wave"}) {
-    for (auto& g : guarded_for_entry(ctx.workspace, name, true)) add_guard(p.deny_write, g);
-  }
-  // wavebox's own state (stub registry, scan cache) sits beside the writable TMPDIR.
-  for (const char* part : {"stubs", "stubpool", "scan", "unreadable", "bwrap-version", "userns-ok"}) {
-    add_guard(p.deny_write, {paths::join(ctx.state_dir, part), LeafType::kDir, false, ""});
+  // wavebox's own state: what later runs read back (caches, registry, compiled programs) is
+  // never writable inside, whatever the policy makes writable around it (a workspace in /tmp,
+  // allowWrite of /tmp or /dev/shm). Where it sits beside TMPDIR, nothing new may appear there.
+  const std::string why_state = "wavebox's own state, which later runs trust";
+  auto guard_state = [&](const std::string& path) {
+    if (path.empty()) return;
+    if (!ctx.tmpdir.empty() && paths::is_within(ctx.tmpdir, path)) {
+      p.zones.push_back({path, {ctx.tmpdir}, why_state});
+      for (const char* part : {"stubs", "stubpool", "stubpool-aside", "scan", "seccomp", "unreadable", "bwrap-version",
+                               "userns-ok"}) {
+        add_guard(p.deny_write, {paths::join(path, part), LeafType::kDir, true, "", why_state});
+      }
+    } else {
+      add_guard(p.deny_write, {path, LeafType::kDir, true, "", why_state});
+    }
+  };
+  guard_state(ctx.state_dir);
+  if (ctx.state_base != ctx.state_dir) guard_state(ctx.state_base);
+  // The stub registry in /dev/shm: the sandbox has a /dev/shm of its own unless the policy
+  // binds the host's (then the plan reaches into /dev anyway).
+  bool dev_writable = std::any_of(p.writable.begin(), p.writable.end(),
+                                  [](const WritableRoot& w) { return paths::is_within(w.path, "/dev"); });
+  for (const auto& sp : ctx.state_paths) {
+    if (!paths::is_within(sp, "/dev") || dev_writable) guard_state(sp);
   }
 
   if (s.mode != Mode::kPermissive) {

@@ -17,6 +17,7 @@ struct GuardedPath {
   LeafType type = LeafType::kFile;
   bool stub_if_missing = true;  // protect it even if it does not exist (a stub is placed)
   std::string stub_content;     // what a file stub holds (git needs ".\n" in a commondir stub)
+  std::string why;              // said when the supervisor refuses to create it
 };
 
 struct WritableRoot {
@@ -29,6 +30,8 @@ struct PolicyContext {
   std::string workspace;  // the command's working directory
   std::string tmpdir;     // wavebox's per-user temp dir, writable, exported as TMPDIR
   std::string state_dir;  // wavebox's own state (caches, stubs): never writable inside
+  std::string state_base;  // the directory holding tmpdir and wavebox's other files in /tmp
+  std::vector<std::string> state_paths;  // more of ours outside both (the stub registry)
   std::vector<std::string> settings_files;  // read or discoverable: always write-protected
   std::vector<std::string> extra_writable;  // --allow-write
 };
@@ -43,6 +46,14 @@ struct FsPolicy {
   std::vector<GuardedPath> deny_read;   // may hold globs until the probe expands them
   std::vector<std::string> allow_read;  // may hold globs until the probe expands them
   std::vector<std::string> scan_roots;  // trees searched for nested protected names (FS-4)
+  // Directories in which nothing new may be created except below a carve-out (wavebox's own
+  // base beside TMPDIR; a repository's modules/).
+  struct Zone {
+    std::string dir;
+    std::vector<std::string> carve;
+    std::string why;
+  };
+  std::vector<Zone> zones;
   std::vector<std::string> warnings;
 };
 

@@ -5,7 +5,7 @@
 namespace wb {
 namespace {
 
-constexpr char kMagic[] = "wavebox-scan-3";
+constexpr char kMagic[] = "wavebox-scan-4";  // 4: change times, HEAD, more names
 static_assert(sizeof(ScanStamp) == 40, "the cache's fixed part has no padding");
 
 }  // namespace

@@ -159,13 +159,21 @@ Status ensure_private_dir(const std::string& path) {
 
 Result<StateDir> ensure_state_dir() {
   StateDir s;
-  s.root = fmt::format("/tmp/wavebox-{}", ::geteuid());
-  s.tmp = s.root + "/tmp";
+  s.base = fmt::format("/tmp/wavebox-{}", ::geteuid());
+  s.root = s.base;
+  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && xdg[0] == '/') {
+    struct stat st;
+    if (::lstat(xdg, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() && (st.st_mode & 077) == 0) {
+      s.root = paths::join(paths::normalize(xdg), "wavebox");
+    }
+  }
+  s.tmp = s.base + "/tmp";
   s.stubs = s.root + "/stubs";
   s.scan = s.root + "/scan";
-  s.pool = s.root + "/stubpool";
-  s.placeholder = s.root + "/unreadable";
-  for (const auto& d : {s.root, s.tmp, s.scan, s.pool}) WB_TRY(ensure_private_dir(d));
+  s.seccomp = s.root + "/seccomp";
+  s.pool = s.base + "/stubpool";
+  s.placeholder = s.base + "/unreadable";
+  for (const auto& d : {s.base, s.root, s.tmp, s.scan, s.seccomp, s.pool}) WB_TRY(ensure_private_dir(d));
   // The stub registry sees a create and an unlink per stub per run: on tmpfs that costs nothing,
   // on a journaling file system it is most of a run's set-up time. The sandbox has a /dev/shm
   // of its own, so it cannot reach this one.

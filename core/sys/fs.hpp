@@ -32,8 +32,15 @@ std::vector<std::string> expand_glob(const std::string& pattern);
 // wavebox's per-user directory, /tmp/wavebox-UID, created 0700 and checked to be ours and not a
 // symlink (another user could have planted it). Holds tmp/ (the sandbox's TMPDIR), stubs/,
 // stubpool/, scan/, and an unreadable placeholder file.
+// wavebox's own files. root holds what later runs trust (caches of the scan, the seccomp
+// programs, bwrap's version, the stub registry): $XDG_RUNTIME_DIR/wavebox when that is this
+// user's private directory (no other local user can make it first), else /tmp/wavebox-UID.
+// base (/tmp/wavebox-UID) holds the sandbox's TMPDIR and what must share /tmp's filesystem.
+// Every directory is checked to be this user's own, mode 0700, not a link.
 struct StateDir {
   std::string root;
+  std::string base;
+  std::string seccomp;
   std::string tmp;
   std::string stubs;
   std::string pool;  // empty stubs kept between runs (same filesystem as /tmp), see stubs.hpp

@@ -16,14 +16,77 @@ std::string trim(std::string s) {
   return s;
 }
 
-// A git directory's code-bearing files. A missing commondir gets a stub that points at the
-// directory itself ("."), which git reads as "no separate common dir".
-void guard_gitdir(const std::string& g, HitGuards& out, int depth) {
-  out.deny_write.push_back({paths::join(g, "hooks"), LeafType::kDir, true, ""});
-  out.deny_write.push_back({paths::join(g, "config"), LeafType::kFile, true, ""});
-  out.deny_write.push_back({paths::join(g, "commondir"), LeafType::kFile, true, ".\n"});
-  out.deny_write.push_back({paths::join(g, "config.worktree"), LeafType::kFile, true, ""});
+std::string unquote(std::string v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.erase(v.begin());
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r')) v.pop_back();
+  if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+  return v;
+}
+
+// The files a git config makes git read or run besides itself: include.path and
+// includeIf.<cond>.path (more config, relative to the including file), core.hooksPath (hooks,
+// relative to where hooks run: the worktree's top, or the git directory when bare). Guarded
+// like the config itself, existing or not (husky's .husky/_ before `npm install` made it).
+void guard_config_targets(const std::string& config, const std::string& top, const std::string& home, HitGuards& out,
+                          int depth) {
+  auto text = read_file(config);
+  if (!text.ok() || depth > 4) return;
+  std::string section;
+  size_t pos = 0;
+  while (pos < text->size()) {
+    size_t end = text->find('\n', pos);
+    if (end == std::string::npos) end = text->size();
+    std::string line = text->substr(pos, end - pos);
+    pos = end + 1;
+    size_t i = line.find_first_not_of(" \t");
+    if (i == std::string::npos || line[i] == '#' || line[i] == ';') continue;
+    if (line[i] == '[') {
+      size_t close = line.find(']', i);
+      std::string head = line.substr(i + 1, close == std::string::npos ? std::string::npos : close - i - 1);
+      std::string name = head.substr(0, head.find_first_of(" \t\"."));
+      for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      section = name;
+      if (close == std::string::npos) continue;
+      line = line.substr(close + 1);  // "[core] hooksPath = x" on one line
+      i = line.find_first_not_of(" \t");
+      if (i == std::string::npos) continue;
+    }
+    size_t eq = line.find('=', i);
+    if (eq == std::string::npos) continue;
+    std::string key = unquote(line.substr(i, eq - i));
+    for (auto& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string value = unquote(line.substr(eq + 1));
+    if (value.empty()) continue;
+    auto resolve = [&](const std::string& base) {
+      if (value.rfind("~/", 0) == 0) return paths::join(home, value.substr(2));
+      return paths::resolve(value, home, base);
+    };
+    if ((section == "include" || section == "includeif") && key == "path") {
+      std::string target = resolve(paths::parent(config));
+      out.deny_write.push_back({target, LeafType::kFile, true, "", "a file the repository's git config includes"});
+      guard_config_targets(target, top, home, out, depth + 1);
+    } else if (section == "core" && key == "hookspath") {
+      out.deny_write.push_back({resolve(top), LeafType::kDir, true, "", "git runs the hooks in core.hooksPath"});
+    }
+  }
+}
+
+// A git directory's code-bearing files, and whatever its config points git at.
+void guard_gitdir(const std::string& g, HitGuards& out, int depth, const std::string& home, const std::string& top) {
+  const std::string why = "git runs or trusts it";
+  out.deny_write.push_back({paths::join(g, "hooks"), LeafType::kDir, true, "", why});
+  out.deny_write.push_back({paths::join(g, "config"), LeafType::kFile, true, "", why});
+  out.deny_write.push_back({paths::join(g, "commondir"), LeafType::kFile, true, "", why});
+  out.deny_write.push_back({paths::join(g, "config.worktree"), LeafType::kFile, true, "", why});
+  guard_config_targets(paths::join(g, "config"), top, home, out, 0);
+  guard_config_targets(paths::join(g, "config.worktree"), top, home, out, 0);
   if (depth > 8) return;
+  // No submodule git directory may appear that git did not have: a new modules/<name> would
+  // hold hooks and a config that the host's `git submodule update` then runs.
+  FsPolicy::Zone zone{paths::join(g, "modules"), {}, "a new submodule's git directory (hooks, config)"};
+  if (!is_dir(zone.dir)) {
+    out.deny_write.push_back({zone.dir, LeafType::kDir, true, "", zone.why});
+  }
   // Submodules' git directories live in modules/<name>[/modules/<name>...].
   std::vector<std::string> stack = {paths::join(g, "modules")};
   while (!stack.empty()) {
@@ -37,13 +100,15 @@ void guard_gitdir(const std::string& g, HitGuards& out, int depth) {
       std::string sub = paths::join(d, n);
       if (!is_dir(sub)) continue;
       if (exists(paths::join(sub, "HEAD"))) {
-        guard_gitdir(sub, out, depth + 1);
+        zone.carve.push_back(sub);
+        guard_gitdir(sub, out, depth + 1, home, sub);
       } else {
         stack.push_back(sub);
       }
     }
     ::closedir(dir);
   }
+  if (is_dir(zone.dir)) out.zones.push_back(std::move(zone));
   // Linked worktrees: each has its own commondir and config.worktree.
   std::string wt = paths::join(g, "worktrees");
   if (DIR* dir = ::opendir(wt.c_str())) {
@@ -61,13 +126,19 @@ void guard_gitdir(const std::string& g, HitGuards& out, int depth) {
 
 }  // namespace
 
-HitGuards guards_for_hits(const std::vector<ScanHit>& hits, const std::string& workspace) {
+HitGuards guards_for_hits(const std::vector<ScanHit>& hits, const std::string& workspace, const std::string& home) {
   HitGuards out;
   for (const auto& h : hits) {
     std::string p = paths::join(h.dir, h.name);
-    if (h.name == ".git" && h.is_dir) {
+    if (h.name == "HEAD") {
+      // A bare repository's layout, which git takes for a repository before looking further up.
+      if (!h.is_dir && is_dir(paths::join(h.dir, "objects")) && is_dir(paths::join(h.dir, "refs"))) {
+        out.git_dirs.push_back(h.dir);
+        guard_gitdir(h.dir, out, 0, home, h.dir);
+      }
+    } else if (h.name == ".git" && h.is_dir) {
       out.git_dirs.push_back(p);
-      guard_gitdir(p, out, 0);
+      guard_gitdir(p, out, 0, home, h.dir);
     } else if (h.name == ".git") {
       // A gitlink file ("gitdir: X"): a linked worktree or a submodule. The file itself is
       // guarded so it cannot be pointed at a directory the command controls.
@@ -86,7 +157,7 @@ HitGuards guards_for_hits(const std::vector<ScanHit>& hits, const std::string& w
         out.deny_write.push_back({paths::join(gitdir, "commondir"), LeafType::kFile, false, ""});
         out.deny_write.push_back({paths::join(gitdir, "config.worktree"), LeafType::kFile, false, ""});
       }
-      guard_gitdir(common, out, 0);
+      guard_gitdir(common, out, 0, home, h.dir);
       // FS-5: git in a worktree writes locks, objects and refs in the main repository.
       if (h.dir == workspace && is_dir(common)) out.writable.push_back(common);
     } else {

@@ -13,8 +13,10 @@ struct HitGuards {
   std::vector<GuardedPath> deny_write;
   std::vector<std::string> writable;  // FS-5: the main repository's .git of a worktree
   std::vector<std::string> git_dirs;  // every repository found, for the after-run comparison
+  std::vector<FsPolicy::Zone> zones;  // each repository's modules/: no new submodule git dirs
 };
 
-HitGuards guards_for_hits(const std::vector<ScanHit>& hits, const std::string& workspace);
+// home: for "~/" in the paths a git config names (include.path, core.hooksPath).
+HitGuards guards_for_hits(const std::vector<ScanHit>& hits, const std::string& workspace, const std::string& home);
 
 }  // namespace wb::sys

@@ -44,15 +44,21 @@ struct Seen {
   bool dir = false;
 };
 
+// The change time, not the modification time: a command can set a directory's mtime back
+// (touch -d) after making a repository in it, but no caller can set a ctime.
 Seen seen_of(const struct stat& st) {
-  return {static_cast<std::uint64_t>(st.st_ino), st.st_mtim.tv_sec, st.st_mtim.tv_nsec, S_ISDIR(st.st_mode)};
+  return {static_cast<std::uint64_t>(st.st_ino), st.st_ctim.tv_sec, st.st_ctim.tv_nsec, S_ISDIR(st.st_mode)};
 }
 
 // The entries of the directory at rel (below root_fd, no symbolic link followed on the last step),
 // into subdirs and hits; false when it cannot be read.
-bool read_dir(int root_fd, const char* rel, std::string& subdirs, std::string& hits, Seen* seen = nullptr) {
+bool read_dir(int root_fd, const char* rel, std::string& subdirs, std::string& hits, Seen* seen = nullptr,
+              bool* unreadable = nullptr) {
   Fd fd(::openat(root_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
-  if (!fd.valid()) return false;
+  if (!fd.valid()) {
+    if (unreadable) *unreadable = errno == EACCES || errno == EPERM;
+    return false;
+  }
   if (seen) {
     // The directory as opened, before its entries are read: a change while they are read shows
     // as a newer mtime on the next run.
@@ -78,7 +84,9 @@ bool read_dir(int root_fd, const char* rel, std::string& subdirs, std::string& h
         type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
       }
       bool dir = type == DT_DIR;
-      if (name[0] == '.' && is_scanned_name(name)) {
+      // HEAD: a repository laid out bare (HEAD, objects/, refs/), which git finds before
+      // walking up to the enclosing one.
+      if ((name[0] == '.' && is_scanned_name(name)) || std::strcmp(name, "HEAD") == 0) {
         hits += dir ? 'D' : 'F';
         append_name(hits, name);
       }
@@ -89,8 +97,10 @@ bool read_dir(int root_fd, const char* rel, std::string& subdirs, std::string& h
 
 // Directories modified within the last two seconds may change again inside the same mtime tick,
 // so they are recorded as never-valid and read again next time (git's "racy" rule).
-void stamp(Fixed& f, const Seen& s, time_t now) {
-  bool racy = s.mtime_s + 2 >= now;
+long long g_racy_ns = 2000000000LL;
+
+void stamp(Fixed& f, const Seen& s, const struct timespec& now) {
+  bool racy = s.mtime_s * 1000000000LL + s.mtime_ns + g_racy_ns >= now.tv_sec * 1000000000LL + now.tv_nsec;
   f.ino = s.ino;
   f.mtime_s = racy ? -1 : s.mtime_s;
   f.mtime_ns = s.mtime_ns;
@@ -104,6 +114,8 @@ Seen look(int root_fd, const char* rel) {
 }
 
 }  // namespace
+
+void set_scan_racy_window_ns(long long ns) { g_racy_ns = ns; }
 
 Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_dir) {
   ScanResult result;
@@ -183,12 +195,14 @@ Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_d
     if (r.f.ino != s.ino || r.f.mtime_s != s.mtime_s || r.f.mtime_ns != s.mtime_ns) {
       std::string subdirs, hits;
       ++result.dirs_read;
-      if (!read_dir(root_fd.get(), *r.rel.data() ? r.rel.data() : ".", subdirs, hits)) {
+      bool unreadable = false;
+      if (!read_dir(root_fd.get(), *r.rel.data() ? r.rel.data() : ".", subdirs, hits, nullptr, &unreadable)) {
+        if (unreadable) result.unreadable.push_back(*r.rel.data() ? fmt::format("{}/{}", root, r.rel.data()) : root);
         changed = true;
         continue;
       }
       const Fixed before = r.f;
-      stamp(r.f, s, now.tv_sec);
+      stamp(r.f, s, now);
       // Saved when something differs, or when a directory settled (a trustworthy mtime where
       // the cache had none or another): not for one that is only still recent.
       if (subdirs != r.subdirs || hits != r.hits || before.ino != s.ino ||
@@ -251,14 +265,16 @@ Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_d
       Rec r;
       Seen s;
       std::string subdirs, hits;
-      const bool ok = read_dir(root_fd.get(), t.rel.empty() ? "." : t.rel.c_str(), subdirs, hits, &s);
+      bool unreadable = false;
+      const bool ok = read_dir(root_fd.get(), t.rel.empty() ? "." : t.rel.c_str(), subdirs, hits, &s, &unreadable);
       lock.lock();
       --busy;
       changed = true;
+      if (unreadable) result.unreadable.push_back(t.rel.empty() ? root : fmt::format("{}/{}", root, t.rel));
       if (ok) {
         ++result.dirs_read;
         r.f.parent = t.parent;
-        stamp(r.f, s, now.tv_sec);
+        stamp(r.f, s, now);
         const auto self = static_cast<std::int32_t>(fresh.size());
         for_each_name(subdirs, [&](std::string_view name) {
           walk.push_back({t.rel.empty() ? std::string(name) : fmt::format("{}/{}", t.rel, name), self});

@@ -18,11 +18,17 @@ struct ScanResult {
   std::vector<ScanHit> hits;
   size_t dirs_total = 0;
   size_t dirs_read = 0;  // directories whose entries were read (not served from the cache)
+  // Directories that could not be read (EACCES): what they hold is unseen, so they are guarded
+  // whole (a sandboxed command could chmod them open again).
+  std::vector<std::string> unreadable;
   std::string timing;
 };
 
 // Walks root without following symlinks and without entering .git directories. The cache lives
 // in cache_dir (a directory the sandbox cannot write); an unreadable or stale cache is rebuilt.
+// Directories changed within this window before a scan are read again next time whatever the
+// cache says (2 s; tests set 0 instead of waiting).
+void set_scan_racy_window_ns(long long ns);
 Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_dir);
 
 }  // namespace wb::sys

@@ -225,7 +225,7 @@ TEST_CASE("plan: protected paths are re-bound read-only after their writable roo
   check_golden("plan_home_writable", render(*plan, f));
 }
 
-TEST_CASE("plan: a missing guard in a writable tree asks for a stub; outside it needs none") {
+TEST_CASE("plan: a missing guard needs nothing on the host: the supervisor refuses to create it") {
   FsPolicy pol;
   pol.writable = {{"/w", false}};
   pol.deny_write = {{"/w/.vscode", LeafType::kDir, true, ""},
@@ -240,11 +240,30 @@ TEST_CASE("plan: a missing guard in a writable tree asks for a stub; outside it 
   fill_missing(pol, f);
   auto plan = plan_mounts(pol, f);
   REQUIRE(plan.ok());
-  REQUIRE(plan->stubs.size() == 2);
-  CHECK(plan->stubs[0].path == "/w/.vscode");
-  CHECK(plan->stubs[0].type == LeafType::kDir);
-  CHECK(plan->stubs[1].path == "/w/.wave");
-  CHECK(plan->stubs[1].type == LeafType::kDir);
+  CHECK(plan->stubs.empty());
+  std::vector<std::string> guarded;
+  for (const auto& c : plan->create_guards) guarded.push_back(c.path);
+  CHECK(guarded == std::vector<std::string>{"/w/.vscode", "/w/.wave/settings.json", "/home/u/.wave/settings.json"});
+}
+
+TEST_CASE("plan: a guard that cannot be looked at is never dropped: what hides it is read-only") {
+  FsPolicy pol;
+  pol.writable = {{"/w", false}};
+  pol.deny_write = {{"/w/locked/.git/hooks", LeafType::kDir, true, ""}};
+  LinuxFacts f;
+  fact(f, "/w", PathKind::kDir);
+  PathFact s;
+  s.real = "/w/locked/.git/hooks";
+  s.creatable = false;
+  s.unreachable_at = "/w/locked";
+  f.paths["/w/locked/.git/hooks"] = s;
+  auto plan = plan_mounts(pol, f);
+  REQUIRE(plan.ok());
+  CHECK_FALSE(write_allowed(*plan, "/w/locked/.git/hooks/pre-commit"));
+  CHECK_FALSE(write_allowed(*plan, "/w/locked"));
+  CHECK(write_allowed(*plan, "/w/other"));
+  REQUIRE(plan->create_guards.size() == 1);
+  CHECK(plan->warnings.size() == 1);
 }
 
 TEST_CASE("plan: a guarded symlink inside a writable tree is an error") {

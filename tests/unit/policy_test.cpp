@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/policy.hpp"
+#include "core/protect.hpp"
 
 using namespace wb;
 
@@ -27,13 +28,14 @@ bool denies_read(const FsPolicy& p, const std::string& path) {
 }
 }  // namespace
 
-TEST_CASE("default policy: workspace, temp dir and package caches writable, credentials unreadable") {
+TEST_CASE("default policy: workspace and temp dir writable, nothing in home, credentials unreadable") {
   SandboxSettings s;
   auto p = make_fs_policy(s, ctx(), false);
   CHECK(p.enabled);
   CHECK(has_write(p, "/home/u/proj"));
   CHECK(has_write(p, "/tmp/wavebox-1000/tmp"));
-  CHECK(has_write(p, "/home/u/.npm"));
+  // FS-6: the package managers' caches are the sandbox's own, in its temp dir (cli/run.cpp).
+  CHECK_FALSE(has_write(p, "/home/u/.npm"));
   CHECK_FALSE(has_write(p, "/home/u"));
   CHECK(denies_read(p, "/home/u/.ssh"));
   CHECK(denies_read(p, "/home/u/.git-credentials"));
@@ -50,12 +52,45 @@ TEST_CASE("FS-4 paths are always write-protected") {
   CHECK(denies_write(p, "/home/u/proj/.claude"));
   CHECK(denies_write(p, "/home/u/proj/.wave"));
   CHECK(denies_write(p, "/tmp/wavebox-1000/stubs"));
+  CHECK(denies_write(p, "/tmp/wavebox-1000/seccomp"));
+  // Home as a writable tree: what the host runs from there stays protected.
+  for (const char* rel : {".local/bin", ".local/lib", ".ssh", ".config/autostart", ".config/systemd", ".claude.json",
+                          ".claude", ".npm/_npx", ".local/share/pnpm", ".aws", ".kube", ".docker", ".npmrc",
+                          ".cargo/config.toml", ".vimrc", ".config/git", ".gitconfig"}) {
+    CHECK(denies_write(p, std::string("/home/u/") + rel));
+  }
+  for (const char* rel : {".envrc", ".gitmodules", ".cursor", ".devcontainer", ".gemini", ".zed", ".gitconfig",
+                          ".ripgreprc", ".bashrc"}) {
+    CHECK(denies_write(p, std::string("/home/u/proj/") + rel));
+  }
+  CHECK(std::any_of(p.zones.begin(), p.zones.end(), [](const FsPolicy::Zone& z) {
+    return z.dir == "/tmp/wavebox-1000" && z.carve == std::vector<std::string>{"/tmp/wavebox-1000/tmp"};
+  }));
 }
 
-TEST_CASE("strict mode drops the package caches; permissive drops the credential list") {
+TEST_CASE("creation guard: protected names anywhere, missing guarded paths and their ancestors, zones") {
+  CreationGuard g;
+  g.add_path("/w/.git/hooks", "git hooks");
+  g.add_path("/h/.ssh/authorized_keys", "sshd");
+  g.add_zone("/w/.git/modules", {"/w/.git/modules/a"}, "submodules");
+  CHECK_FALSE(g.refuses("/w/a/.mcp.json").empty());
+  CHECK_FALSE(g.refuses("/w/deep/er/.wave").empty());
+  CHECK_FALSE(g.refuses("/w/x/.envrc").empty());
+  CHECK_FALSE(g.refuses("/w/.git/hooks").empty());
+  CHECK_FALSE(g.refuses("/w/.git/hooks/pre-commit").empty());
+  CHECK_FALSE(g.refuses("/h/.ssh").empty());  // a directory that would hold a guarded path
+  CHECK_FALSE(g.refuses("/w/.git/modules/b").empty());
+  CHECK_FALSE(g.refuses("/w/.git/modules/b/hooks").empty());
+  CHECK(g.refuses("/w/.git/modules/a/objects").empty());
+  CHECK(g.refuses("/w/.git/index.lock").empty());
+  CHECK(g.refuses("/w/src/main.c").empty());
+  CHECK(g.refuses("/w/.github").empty());
+  CHECK(g.refuses("/w/.gitignore").empty());
+  CHECK(g.refuses("/w/sub/.git").empty());  // new repositories are allowed, warned about after the run
+}
+
+TEST_CASE("permissive drops the credential list") {
   SandboxSettings s;
-  s.mode = Mode::kStrict;
-  CHECK_FALSE(has_write(make_fs_policy(s, ctx(), false), "/home/u/.npm"));
   s.mode = Mode::kPermissive;
   CHECK_FALSE(denies_read(make_fs_policy(s, ctx(), false), "/home/u/.ssh"));
 }

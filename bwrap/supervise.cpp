@@ -1,0 +1,635 @@
+#include "bwrap/supervise.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <linux/capability.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "core/paths.hpp"
+
+namespace wb::lnx {
+
+// One process_vm_readv, no open of /proc/PID/mem. A read that crosses into an unmapped page
+// returns what came before it.
+bool read_caller_memory(pid_t pid, unsigned long long addr, void* buf, size_t len, size_t* got) {
+  struct iovec local = {buf, len};
+  struct iovec remote = {reinterpret_cast<void*>(addr), len};
+  ssize_t n = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
+  if (n <= 0) {
+    size_t to_page = 4096 - (addr & 4095);
+    if (to_page >= len) return false;
+    local.iov_len = remote.iov_len = to_page;
+    n = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (n <= 0) return false;
+  }
+  *got = static_cast<size_t>(n);
+  return true;
+}
+
+namespace {
+
+constexpr int kMaxHops = 40;  // symbolic links followed, as the kernel's limit
+
+// The string at addr in the caller, read once: what is checked is what is used. EFAULT as the
+// kernel would answer; ENAMETOOLONG past PATH_MAX.
+int read_string(pid_t pid, unsigned long long addr, std::string& out) {
+  if (addr == 0) return EFAULT;
+  char buf[PATH_MAX];
+  size_t got = 0;
+  if (!read_caller_memory(pid, addr, buf, 256, &got)) return EFAULT;
+  size_t len = strnlen(buf, got);
+  if (len == got) {
+    if (!read_caller_memory(pid, addr, buf, sizeof buf, &got)) return EFAULT;
+    len = strnlen(buf, got);
+    if (len == sizeof buf) return ENAMETOOLONG;
+    if (len == got) return EFAULT;
+  }
+  out.assign(buf, len);
+  return 0;
+}
+
+std::string read_link_at(int dirfd, const char* p) {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlinkat(dirfd, p, buf, sizeof buf);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+std::string fd_path(int fd) { return read_link_at(AT_FDCWD, fmt::format("/proc/self/fd/{}", fd).c_str()); }
+
+// The /dev links every sandbox has (bwrap's and the shim's /dev) and /proc/self, which name the
+// calling process: rewritten to the caller's own entries in the host's /proc. Returns the
+// descriptor number for "/proc/self/fd/N" exactly, else -1; *rest gets what follows
+// "/proc/self/" for other paths there.
+int self_fd(const std::string& p, bool* under_self) {
+  std::string s = p;
+  if (s == "/dev/stdin") s = "/proc/self/fd/0";
+  if (s == "/dev/stdout") s = "/proc/self/fd/1";
+  if (s == "/dev/stderr") s = "/proc/self/fd/2";
+  if (s.rfind("/dev/fd/", 0) == 0) s = "/proc/self/fd/" + s.substr(8);
+  if (s.rfind("/proc/thread-self/", 0) == 0) s = "/proc/self/" + s.substr(18);
+  *under_self = s.rfind("/proc/self/", 0) == 0 || s == "/proc/self";
+  if (s.rfind("/proc/self/fd/", 0) != 0) return -1;
+  std::string n = s.substr(14);
+  if (n.empty() || n.size() > 9 || n.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stoi(n);
+}
+
+long openat2_in(int root, const std::string& p, int flags, unsigned long long resolve) {
+  struct open_how how {};
+  how.flags = static_cast<unsigned long long>(flags);
+  how.resolve = resolve;
+  long fd;
+  for (int i = 0; i < 8; ++i) {  // EAGAIN: a rename raced with RESOLVE_IN_ROOT's walk
+    fd = ::syscall(SYS_openat2, root, p.c_str(), &how, sizeof how);
+    if (fd >= 0 || errno != EAGAIN) break;
+  }
+  return fd;
+}
+
+// Where the calling thread still has effective capabilities (the supervision loop answering
+// without a thread of its own, as root), they are off while a call is performed.
+struct NoCapsScope {
+  NoCapsScope() {
+    if (::syscall(SYS_capget, &hdr, saved) != 0 || (!saved[0].effective && !saved[1].effective)) return;
+    struct __user_cap_data_struct off[2] = {saved[0], saved[1]};
+    off[0].effective = off[1].effective = 0;
+    dropped = ::syscall(SYS_capset, &hdr, off) == 0;
+  }
+  ~NoCapsScope() {
+    if (!dropped) return;
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+    (void)::syscall(SYS_capset, &h, saved);
+  }
+  struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct saved[2] = {};
+  bool dropped = false;
+};
+
+// EEXIST when the name is taken (the call would fail so; answered here, so that a name removed
+// by another thread right after this look is not then created unchecked).
+int exists_already_at(int dir, const std::string& name) {
+  struct stat st;
+  if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return EEXIST;
+  return errno == ENOENT ? 0 : errno;
+}
+
+// EBUSY when name in dir is the root of a mount of the sandbox's tree; 0 when not (or absent).
+int mount_point(int dir, const std::string& name) {
+  struct statx sx {};
+  if (::statx(dir, name.c_str(), AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_BASIC_STATS, &sx) != 0) {
+    return errno == ENOENT ? 0 : errno;
+  }
+  if (!(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)) return EBUSY;  // cannot tell: refuse
+  return (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) ? EBUSY : 0;
+}
+
+struct UmaskScope {
+  explicit UmaskScope(mode_t m) : old(::umask(m)) {}
+  ~UmaskScope() { ::umask(old); }
+  mode_t old;
+};
+
+}  // namespace
+
+Supervisor::Supervisor(std::function<bool(const std::string&)> writable,
+                       std::function<std::string(const std::string&)> refuses)
+    : writable_(std::move(writable)), refuses_(std::move(refuses)) {}
+
+Supervisor::~Supervisor() = default;
+
+void Supervisor::drop_thread_privileges() {
+  // The umask becomes this thread's own, set per call to the caller's.
+  (void)::unshare(CLONE_FS);
+  struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct data[2] = {};
+  if (::syscall(SYS_capget, &hdr, data) != 0) return;
+  if (!data[0].effective && !data[1].effective) return;
+  data[0].effective = data[1].effective = 0;
+  (void)::syscall(SYS_capset, &hdr, data);
+}
+
+int Supervisor::root(pid_t pid) {
+  // Every process of the sandbox has the same root: chroot, pivot_root, setns and mounts are
+  // refused by its seccomp program. Taken from the first caller while its call is pending (so
+  // the pid is still the caller's, not a reused one).
+  if (!root_.valid()) {
+    sys::Fd fd(::open(fmt::format("/proc/{}/root", pid).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    unsigned long long id = id_;
+    if (fd.valid() && ::ioctl(listener_, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0) root_ = std::move(fd);
+  }
+  return root_.get();
+}
+
+// The caller's pid as the sandbox's /proc numbers it: the host's /proc (enableWeakerNested-
+// Sandbox) numbers as wavebox does; the sandbox's own, as its innermost pid namespace.
+pid_t Supervisor::pid_inside(pid_t pid) {
+  if (host_proc_) return pid;
+  sys::Fd f(::open(fmt::format("/proc/{}/status", pid).c_str(), O_RDONLY | O_CLOEXEC));
+  if (!f.valid()) return -1;
+  char buf[2048];
+  ssize_t n = ::read(f.get(), buf, sizeof buf - 1);
+  if (n <= 0) return -1;
+  buf[n] = 0;
+  const char* ns = std::strstr(buf, "NSpid:");
+  if (!ns) return -1;
+  const char* end = std::strchr(ns, '\n');
+  std::string line(ns + 6, end ? static_cast<size_t>(end - ns - 6) : std::strlen(ns + 6));
+  size_t last = line.find_last_of(" \t");
+  return static_cast<pid_t>(std::atoi(line.c_str() + (last == std::string::npos ? 0 : last + 1)));
+}
+
+mode_t Supervisor::umask_of(pid_t pid) {
+  auto it = umask_.find(pid);
+  if (it != umask_.end()) return it->second;
+  mode_t m = 022;
+  sys::Fd f(::open(fmt::format("/proc/{}/status", pid).c_str(), O_RDONLY | O_CLOEXEC));
+  if (f.valid()) {
+    char buf[512];
+    ssize_t n = ::read(f.get(), buf, sizeof buf - 1);
+    if (n > 0) {
+      buf[n] = 0;
+      if (const char* u = std::strstr(buf, "Umask:")) m = static_cast<mode_t>(std::strtoul(u + 6, nullptr, 8)) & 0777;
+    }
+  }
+  if (umask_.size() > 4096) umask_.clear();
+  umask_.emplace(pid, m);
+  return m;
+}
+
+std::string Supervisor::base_of(pid_t pid, long long dirfd, int* err) {
+  std::string base;
+  if (static_cast<int>(dirfd) == AT_FDCWD) {
+    // Read every time, not cached: another thread of the caller may have changed directory
+    // between the chdir's notification and now.
+    base = read_link_at(AT_FDCWD, fmt::format("/proc/{}/cwd", pid).c_str());
+  } else {
+    base = read_link_at(AT_FDCWD, fmt::format("/proc/{}/fd/{}", pid, static_cast<int>(dirfd)).c_str());
+    if (base.empty()) {
+      *err = EBADF;
+      return {};
+    }
+  }
+  if (base.empty() || base[0] != '/') {
+    *err = ENOTDIR;
+    return {};
+  }
+  const std::string deleted = " (deleted)";
+  if (base.size() > deleted.size() && base.compare(base.size() - deleted.size(), deleted.size(), deleted) == 0) {
+    *err = ENOENT;
+    return {};
+  }
+  return base;
+}
+
+int Supervisor::parent_of(pid_t pid, long long dirfd, const std::string& path, Parent& out) {
+  if (path.empty()) return ENOENT;
+  std::string full;
+  if (path[0] == '/') {
+    full = path;
+  } else {
+    int err = 0;
+    std::string base = base_of(pid, dirfd, &err);
+    if (err) return err;
+    full = base + "/" + path;
+  }
+  out.trailing_slash = false;
+  while (full.size() > 1 && full.back() == '/') {
+    full.pop_back();
+    out.trailing_slash = true;
+  }
+  size_t slash = full.rfind('/');
+  std::string dir = slash == 0 ? "/" : full.substr(0, slash);
+  out.name = full.substr(slash + 1);
+  if (out.name.empty()) out.name = ".";
+  bool under_self = false;
+  int n = self_fd(dir, &under_self);
+  long fd;
+  if (n >= 0) {
+    // A directory descriptor named through /dev/fd/N or /proc/self/fd/N: the caller's own.
+    fd = ::open(fmt::format("/proc/{}/fd/{}", pid, n).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  } else if (under_self) {
+    return ENOENT;
+  } else {
+    int r = root(pid);
+    if (r < 0) return EACCES;
+    fd = openat2_in(r, dir, O_PATH | O_DIRECTORY | O_CLOEXEC, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+  }
+  if (fd < 0) return errno;
+  out.fd.reset(static_cast<int>(fd));
+  out.path = fd_path(out.fd.get());
+  if (out.path.empty() || out.path[0] != '/') return ENOENT;
+  return 0;
+}
+
+std::string Supervisor::refusal(const std::string& path) const {
+  if (!writable_(path)) return {};  // the mounts refuse it anyway, and say so with EROFS
+  return refuses_(path);
+}
+
+Performed Supervisor::open_for_write(pid_t pid, long long dirfd, const std::string& path0, int flags, mode_t mode,
+                                 int listener, unsigned long long id) {
+  Performed r;
+  r.handled = true;
+  r.cloexec = (flags & O_CLOEXEC) != 0;
+  std::string path = path0;
+  for (int hop = 0; hop <= kMaxHops; ++hop) {
+    if (hop == kMaxHops) {
+      r.error = ELOOP;
+      return r;
+    }
+    bool under_self = false;
+    std::string abs = path;
+    if (!abs.empty() && abs[0] == '/') {
+      int n = self_fd(paths::normalize(abs), &under_self);
+      if (n >= 0) {
+        // An open descriptor of the caller, opened again: it exists, nothing is created, and
+        // the magic link leads straight to the file (nothing after it is walked).
+        if (flags & O_EXCL) {
+          r.error = EEXIST;
+          return r;
+        }
+        int fd = ::open(fmt::format("/proc/{}/fd/{}", pid, n).c_str(),
+                        (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0) {
+          r.error = errno;
+          return r;
+        }
+        if (!(flags & O_NONBLOCK)) (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+        r.fd = fd;
+        r.path = path;
+        return r;
+      }
+    }
+    if (under_self) {
+      // Another entry of the caller's own /proc directory (oom_score_adj, attr/...): nothing
+      // there can be created, and no link in it is followed.
+      // Opened in the sandbox's own /proc (its mount flags apply: read-only with the host's).
+      std::string rest = paths::normalize(abs).substr(std::string("/proc/self").size());
+      if (abs.rfind("/proc/thread-self/", 0) == 0) rest = paths::normalize(abs).substr(17);
+      pid_t inside = pid_inside(pid);
+      if (inside <= 0 || root(pid) < 0) {
+        r.error = ENOENT;
+        return r;
+      }
+      long fd = openat2_in(root(pid), fmt::format("/proc/{}{}", inside, rest), (flags & ~(O_CREAT | O_EXCL)) | O_CLOEXEC | O_NOCTTY,
+                           RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+      if (fd < 0) {
+        r.error = errno;
+        return r;
+      }
+      r.fd = static_cast<int>(fd);
+      r.path = path;
+      return r;
+    }
+    Parent p;
+    if (int err = parent_of(pid, dirfd, path, p)) {
+      r.error = err;
+      return r;
+    }
+    r.path = paths::join(p.path, p.name);
+    struct stat st;
+    if (::fstatat(p.fd.get(), p.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno != ENOENT || !(flags & O_CREAT)) {
+        r.error = errno;
+        return r;
+      }
+      if (p.trailing_slash) {
+        r.error = EISDIR;
+        return r;
+      }
+      if (std::string why = refusal(r.path); !why.empty()) {
+        r.error = EACCES;
+        r.refused = why;
+        return r;
+      }
+      UmaskScope u(umask_of(pid));
+      int fd = ::openat(p.fd.get(), p.name.c_str(), flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+      if (fd < 0 && errno == EEXIST && !(flags & O_EXCL)) continue;  // appeared meanwhile: look again
+      if (fd < 0) {
+        r.error = errno;
+        return r;
+      }
+      r.fd = fd;
+      return r;
+    }
+    if (flags & O_EXCL) {
+      r.error = EEXIST;
+      return r;
+    }
+    if (S_ISLNK(st.st_mode)) {
+      if (flags & O_NOFOLLOW) {
+        r.error = ELOOP;
+        return r;
+      }
+      std::string target = read_link_at(p.fd.get(), p.name.c_str());
+      if (target.empty()) {
+        r.error = ENOENT;
+        return r;
+      }
+      path = target[0] == '/' ? target : p.path + "/" + target;
+      dirfd = AT_FDCWD;
+      continue;
+    }
+    if (S_ISSOCK(st.st_mode) || (S_ISCHR(st.st_mode) && major(st.st_rdev) == 5 && minor(st.st_rdev) == 0)) {
+      // A socket cannot be opened; /dev/tty is the caller's controlling terminal, and the
+      // sandbox's processes have none (a session of their own).
+      r.error = ENXIO;
+      return r;
+    }
+    // Never the controlling terminal of this process (the caller has none: a session of its
+    // own; one that wants a terminal's takes it with TIOCSCTTY).
+    const int open_flags = (flags & ~(O_CREAT | O_EXCL)) | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
+    if (S_ISFIFO(st.st_mode) && (flags & O_ACCMODE) != O_RDONLY && !writable_(r.path)) {
+      // A FIFO takes writes through a read-only mount (a host daemon's control pipe): only
+      // where the sandbox may write.
+      r.error = EACCES;
+      return r;
+    }
+    if (S_ISFIFO(st.st_mode) && !(flags & O_NONBLOCK) && (flags & O_ACCMODE) == O_WRONLY) {
+      // A writer's open waits for a reader: not on this thread, which answers every call.
+      int fd = ::openat(p.fd.get(), p.name.c_str(), open_flags | O_NONBLOCK);
+      if (fd >= 0) {
+        (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+        r.fd = fd;
+        return r;
+      }
+      if (errno != ENXIO) {
+        r.error = errno;
+        return r;
+      }
+      int dir = ::dup(p.fd.get());
+      int lis = ::dup(listener);
+      if (dir < 0 || lis < 0) {
+        if (dir >= 0) ::close(dir);
+        if (lis >= 0) ::close(lis);
+        r.error = EMFILE;
+        return r;
+      }
+      std::string name = p.name;
+      bool cloexec = r.cloexec;
+      try {
+        std::thread([dir, lis, name, open_flags, id, cloexec] {
+          int fd = ::openat(dir, name.c_str(), open_flags);
+          int err = errno;
+          if (fd >= 0) {
+            struct seccomp_notif_addfd add {};
+            add.id = id;
+            add.flags = SECCOMP_ADDFD_FLAG_SEND;
+            add.srcfd = static_cast<__u32>(fd);
+            add.newfd_flags = cloexec ? O_CLOEXEC : 0;
+            (void)::ioctl(lis, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+            ::close(fd);
+          } else {
+            struct seccomp_notif_resp resp {};
+            resp.id = id;
+            resp.error = -err;
+            (void)::ioctl(lis, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+          }
+          ::close(dir);
+          ::close(lis);
+        }).detach();
+      } catch (...) {
+        ::close(dir);
+        ::close(lis);
+        r.error = EAGAIN;
+        return r;
+      }
+      r.deferred = true;
+      return r;
+    }
+    int fd = ::openat(p.fd.get(), p.name.c_str(), open_flags);
+    if (fd < 0 && (errno == ELOOP || errno == ENOENT)) continue;  // replaced meanwhile: look again
+    if (fd < 0) {
+      r.error = errno;
+      return r;
+    }
+    r.fd = fd;
+    return r;
+  }
+  r.error = ELOOP;
+  return r;
+}
+
+int Supervisor::exists_already(const Parent& p) { return exists_already_at(p.fd.get(), p.name); }
+
+Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, int listener, unsigned long long id) {
+  Performed r;
+  switch (nr) {
+    case SYS_open: case SYS_openat: case SYS_creat: case SYS_openat2: case SYS_mkdir: case SYS_mkdirat:
+    case SYS_mknod: case SYS_mknodat: case SYS_symlink: case SYS_symlinkat: case SYS_link: case SYS_linkat:
+    case SYS_rename: case SYS_renameat: case SYS_renameat2:
+      break;
+    default: return r;
+  }
+  listener_ = listener;
+  id_ = id;
+  NoCapsScope no_caps;
+  auto str = [&](unsigned long long addr, std::string& out) { return read_string(pid, addr, out); };
+  auto fail = [&](int err) {
+    r.handled = true;
+    r.error = err;
+    return r;
+  };
+  auto refused = [&](const std::string& path) {
+    std::string why = refusal(path);
+    if (!why.empty()) {
+      r.handled = true;
+      r.error = EACCES;
+      r.refused = why;
+      r.path = path;
+    }
+    return !why.empty();
+  };
+  auto done = [&](long rc) {
+    r.handled = true;
+    if (rc < 0) r.error = errno;
+    return r;
+  };
+  std::string p1, p2;
+  switch (nr) {
+    case SYS_open:
+    case SYS_openat:
+    case SYS_creat:
+    case SYS_openat2: {
+      long long dirfd = nr == SYS_openat || nr == SYS_openat2 ? static_cast<long long>(static_cast<int>(a[0])) : AT_FDCWD;
+      unsigned long long addr = nr == SYS_openat || nr == SYS_openat2 ? a[1] : a[0];
+      int flags;
+      mode_t mode;
+      if (nr == SYS_creat) {
+        flags = O_CREAT | O_WRONLY | O_TRUNC;
+        mode = static_cast<mode_t>(a[1]);
+      } else if (nr == SYS_open) {
+        flags = static_cast<int>(a[1]);
+        mode = static_cast<mode_t>(a[2]);
+      } else if (nr == SYS_openat) {
+        flags = static_cast<int>(a[2]);
+        mode = static_cast<mode_t>(a[3]);
+      } else {
+        struct open_how how {};
+        size_t got = 0;
+        size_t len = std::min<size_t>(a[3], sizeof how);
+        if (a[3] < 24 || !read_caller_memory(pid, a[2], &how, len, &got) || got < 24) return fail(EFAULT);
+        if (!(how.flags & (O_CREAT | O_WRONLY | O_RDWR | O_TRUNC))) return r;  // a read: the kernel does it
+        // Resolution flags ask for a walk of the caller's own: callers fall back to openat.
+        if (how.resolve != 0) return fail(ENOSYS);
+        flags = static_cast<int>(how.flags);
+        mode = static_cast<mode_t>(how.mode);
+      }
+      // Every open with write intent (the filter sends no other): a path continued to the kernel
+      // would be read again from the caller's memory, after the check.
+      if (!(flags & (O_CREAT | O_WRONLY | O_RDWR | O_TRUNC))) return r;
+      // O_TMPFILE makes no name (linkat gives it one, through here); its directory is resolved
+      // by the kernel, and the mounts decide.
+      if ((flags & __O_TMPFILE) == __O_TMPFILE) return r;
+      if (int err = str(addr, p1)) return fail(err);
+      return open_for_write(pid, dirfd, p1, flags, mode & 07777, listener, id);
+    }
+    case SYS_mkdir:
+    case SYS_mkdirat:
+    case SYS_mknod:
+    case SYS_mknodat: {
+      bool at = nr == SYS_mkdirat || nr == SYS_mknodat;
+      long long dirfd = at ? static_cast<long long>(static_cast<int>(a[0])) : AT_FDCWD;
+      if (int err = str(at ? a[1] : a[0], p1)) return fail(err);
+      Parent p;
+      if (int err = parent_of(pid, dirfd, p1, p)) return fail(err);
+      r.path = paths::join(p.path, p.name);
+      if (int err = exists_already(p)) return fail(err);
+      if (refused(r.path)) return r;
+      mode_t mode = static_cast<mode_t>(at ? a[2] : a[1]);
+      UmaskScope u(umask_of(pid));
+      if (nr == SYS_mkdir || nr == SYS_mkdirat) return done(::mkdirat(p.fd.get(), p.name.c_str(), mode));
+      if (p.trailing_slash) return fail(ENOENT);
+      dev_t dev = static_cast<dev_t>(at ? a[3] : a[2]);
+      return done(::mknodat(p.fd.get(), p.name.c_str(), mode, dev));
+    }
+    case SYS_symlink:
+    case SYS_symlinkat: {
+      long long dirfd = nr == SYS_symlinkat ? static_cast<long long>(static_cast<int>(a[1])) : AT_FDCWD;
+      if (int err = str(a[0], p1)) return fail(err);
+      if (int err = str(nr == SYS_symlinkat ? a[2] : a[1], p2)) return fail(err);
+      Parent p;
+      if (int err = parent_of(pid, dirfd, p2, p)) return fail(err);
+      r.path = paths::join(p.path, p.name);
+      if (int err = exists_already(p)) return fail(err);
+      if (refused(r.path)) return r;
+      if (p.trailing_slash) return fail(ENOENT);
+      return done(::symlinkat(p1.c_str(), p.fd.get(), p.name.c_str()));
+    }
+    case SYS_link:
+    case SYS_linkat: {
+      bool at = nr == SYS_linkat;
+      long long olddir = at ? static_cast<long long>(static_cast<int>(a[0])) : AT_FDCWD;
+      long long newdir = at ? static_cast<long long>(static_cast<int>(a[2])) : AT_FDCWD;
+      int flags = at ? static_cast<int>(a[4]) : 0;
+      if (flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH)) return fail(EINVAL);
+      if (int err = str(at ? a[1] : a[0], p1); err && !(flags & AT_EMPTY_PATH)) return fail(err);
+      if (int err = str(at ? a[3] : a[1], p2)) return fail(err);
+      Parent np;
+      if (int err = parent_of(pid, newdir, p2, np)) return fail(err);
+      r.path = paths::join(np.path, np.name);
+      if (int err = exists_already(np)) return fail(err);
+      if (refused(r.path)) return r;
+      if (np.trailing_slash) return fail(ENOENT);
+      sys::Fd src;
+      if ((flags & AT_EMPTY_PATH) && p1.empty()) {
+        // The caller's descriptor itself.
+        src.reset(::open(fmt::format("/proc/{}/fd/{}", pid, static_cast<int>(olddir)).c_str(), O_PATH | O_CLOEXEC));
+        if (!src.valid()) return fail(errno == ENOENT ? EBADF : errno);
+      } else {
+        Parent op;
+        if (int err = parent_of(pid, olddir, p1, op)) return fail(err);
+        if (flags & AT_SYMLINK_FOLLOW) {
+          std::string full = paths::join(op.path, op.name);
+          long fd = openat2_in(root(pid), full, O_PATH | O_CLOEXEC, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+          if (fd < 0) return fail(errno);
+          src.reset(static_cast<int>(fd));
+        } else {
+          return done(::linkat(op.fd.get(), op.name.c_str(), np.fd.get(), np.name.c_str(), 0));
+        }
+      }
+      return done(::linkat(AT_FDCWD, fmt::format("/proc/self/fd/{}", src.get()).c_str(), np.fd.get(),
+                           np.name.c_str(), AT_SYMLINK_FOLLOW));
+    }
+    case SYS_rename:
+    case SYS_renameat:
+    case SYS_renameat2: {
+      bool at = nr != SYS_rename;
+      long long olddir = at ? static_cast<long long>(static_cast<int>(a[0])) : AT_FDCWD;
+      long long newdir = at ? static_cast<long long>(static_cast<int>(a[2])) : AT_FDCWD;
+      unsigned flags = nr == SYS_renameat2 ? static_cast<unsigned>(a[4]) : 0;
+      if (int err = str(at ? a[1] : a[0], p1)) return fail(err);
+      if (int err = str(at ? a[3] : a[1], p2)) return fail(err);
+      Parent op, np;
+      if (int err = parent_of(pid, olddir, p1, op)) return fail(err);
+      if (int err = parent_of(pid, newdir, p2, np)) return fail(err);
+      r.path = paths::join(np.path, np.name);
+      if (refused(r.path)) return r;
+      // An exchange puts something new at the old name too.
+      if ((flags & RENAME_EXCHANGE) && refused(paths::join(op.path, op.name))) return r;
+      // The kernel refuses to move a mount point only where it is one in the caller's mount
+      // namespace, and this thread is in the host's: a guard's mount (or a pinned ancestor) of
+      // the sandbox is found here, on the sandbox's tree, and refused as inside (EBUSY).
+      if (int err = mount_point(op.fd.get(), op.name)) return fail(err);
+      if (int err = mount_point(np.fd.get(), np.name)) return fail(err);
+      return done(::syscall(SYS_renameat2, op.fd.get(), op.name.c_str(), np.fd.get(), np.name.c_str(), flags));
+    }
+    default: return r;
+  }
+}
+
+}  // namespace wb::lnx

@@ -1,0 +1,72 @@
+#pragma once
+// The supervisor's half of every creating call: wavebox performs open(O_CREAT), mkdir, mknod,
+// symlink, link and rename for the sandboxed process itself, so that a protected name is never
+// made and the path it checked is the path it used. The path is read once from the caller's
+// memory; every step after that works on descriptors of the sandbox's own tree
+// (/proc/PID/root, openat2 with RESOLVE_IN_ROOT), so a path rewritten by another thread after
+// the check is never looked at, and symbolic links resolve as they would inside.
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <sys/types.h>
+
+#include "core/sys/fd.hpp"
+
+namespace wb::lnx {
+
+// Reads len bytes at addr of task pid into buf; *got: how many came.
+bool read_caller_memory(pid_t pid, unsigned long long addr, void* buf, size_t len, size_t* got);
+
+struct Performed {
+  bool handled = false;     // false: not a creating call; the kernel carries it out
+  long long value = 0;      // the call's result when error == 0
+  int error = 0;            // errno to return
+  int fd = -1;              // a descriptor of ours to install in the caller (open)
+  bool cloexec = false;     // for fd
+  std::string path;         // the absolute path created (or refused), for reports
+  std::string refused;      // why a protected name was refused
+  bool deferred = false;    // answered later from another thread (a FIFO waiting for its reader)
+};
+
+class Supervisor {
+ public:
+  // writable: whether the plan lets the sandbox write at a path (only there are names refused;
+  // elsewhere the mounts refuse every creation anyway).
+  // refuses: the reason a creation at a path is refused (empty: allowed).
+  Supervisor(std::function<bool(const std::string&)> writable, std::function<std::string(const std::string&)> refuses);
+  ~Supervisor();
+  // The call nr with args, from task pid; listener and id for answers that come later.
+  Performed perform(pid_t pid, int nr, const unsigned long long* args, int listener, unsigned long long id);
+  void forget_umasks() { umask_.clear(); }
+  // Drops the effective capabilities of the calling thread for good (the observer's thread),
+  // so that what it performs is checked as for the sandboxed process (no DAC override).
+  static void drop_thread_privileges();
+  // The sandbox keeps the host's /proc (enableWeakerNestedSandbox).
+  void set_host_proc(bool v) { host_proc_ = v; }
+
+ private:
+  struct Parent {
+    sys::Fd fd;
+    std::string path;  // in the sandbox's view
+    std::string name;
+    bool trailing_slash = false;
+  };
+  int parent_of(pid_t pid, long long dirfd, const std::string& path, Parent& out);
+  static int exists_already(const Parent& p);
+  std::string base_of(pid_t pid, long long dirfd, int* err);
+  int root(pid_t pid);
+  mode_t umask_of(pid_t pid);
+  pid_t pid_inside(pid_t pid);
+  bool host_proc_ = false;
+  std::string refusal(const std::string& path) const;
+  Performed open_for_write(pid_t pid, long long dirfd, const std::string& path, int flags, mode_t mode, int listener,
+                       unsigned long long id);
+  std::function<bool(const std::string&)> writable_;
+  std::function<std::string(const std::string&)> refuses_;
+  sys::Fd root_;
+  int listener_ = -1;
+  unsigned long long id_ = 0;
+  std::unordered_map<pid_t, mode_t> umask_;
+};
+
+}  // namespace wb::lnx

@@ -1,0 +1,157 @@
+// pure
+#include "core/protect.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/paths.hpp"
+
+namespace wb {
+
+const std::vector<ProtectedEntry>& protected_table() {
+  using S = ProtectScope;
+  using T = LeafType;
+  static const std::vector<ProtectedEntry> k = {
+      // Anywhere the sandbox may write: project files that tools load on their own.
+      {".vscode", S::kAnyDepth, T::kDir, "VS Code (tasks, terminal settings, launch configs)"},
+      {".idea", S::kAnyDepth, T::kDir, "JetBrains IDEs (run configurations, startup tasks)"},
+      {".mcp.json", S::kAnyDepth, T::kFile, "agent hosts start the MCP servers it names"},
+      {".claude", S::kAnyDepth, T::kDir, "Claude Code (settings hooks, commands, agents, skills)"},
+      {".wave", S::kAnyDepth, T::kDir, "wavebox settings (a later run started there), skills"},
+      {".envrc", S::kAnyDepth, T::kFile, "direnv evaluates it on entering the directory"},
+      {".cursor", S::kAnyDepth, T::kDir, "Cursor (rules, MCP servers)"},
+      {".devcontainer", S::kAnyDepth, T::kDir, "Dev Containers (postCreateCommand and friends)"},
+      {".gemini", S::kAnyDepth, T::kDir, "Gemini CLI (settings, MCP servers)"},
+      {".zed", S::kAnyDepth, T::kDir, "Zed (tasks, settings)"},
+      {".gitmodules", S::kAnyDepth, T::kFile, "git submodule (URLs, update = !command)"},
+      // The workspace root.
+      {".gitconfig", S::kWorkspace, T::kFile, "git, when included or pointed at by GIT_CONFIG"},
+      {".ripgreprc", S::kWorkspace, T::kFile, "ripgrep (RIPGREP_CONFIG_PATH)"},
+      {".bashrc", S::kWorkspace, T::kFile, "bash, when the workspace is someone's home"},
+      {".bash_profile", S::kWorkspace, T::kFile, "bash login shells"},
+      {".bash_login", S::kWorkspace, T::kFile, "bash login shells"},
+      {".bash_logout", S::kWorkspace, T::kFile, "bash login shells"},
+      {".profile", S::kWorkspace, T::kFile, "login shells"},
+      {".zshrc", S::kWorkspace, T::kFile, "zsh"},
+      {".zshenv", S::kWorkspace, T::kFile, "zsh (every zsh, scripts too)"},
+      {".zprofile", S::kWorkspace, T::kFile, "zsh login shells"},
+      {".zlogin", S::kWorkspace, T::kFile, "zsh login shells"},
+      {".zlogout", S::kWorkspace, T::kFile, "zsh login shells"},
+      // Home: guarded whatever is writable (home as the workspace, allowWrite of home).
+      {".bashrc", S::kHome, T::kFile, "bash"},
+      {".bash_profile", S::kHome, T::kFile, "bash login shells"},
+      {".bash_login", S::kHome, T::kFile, "bash login shells"},
+      {".bash_logout", S::kHome, T::kFile, "bash login shells"},
+      {".profile", S::kHome, T::kFile, "login shells"},
+      {".zshrc", S::kHome, T::kFile, "zsh"},
+      {".zshenv", S::kHome, T::kFile, "zsh (every zsh, scripts too)"},
+      {".zprofile", S::kHome, T::kFile, "zsh login shells"},
+      {".zlogin", S::kHome, T::kFile, "zsh login shells"},
+      {".zlogout", S::kHome, T::kFile, "zsh login shells"},
+      {".envrc", S::kHome, T::kFile, "direnv"},
+      {".inputrc", S::kHome, T::kFile, "readline (key bindings that run commands)"},
+      {".tmux.conf", S::kHome, T::kFile, "tmux (run-shell)"},
+      {".gitconfig", S::kHome, T::kFile, "git (core.fsmonitor, aliases, hooksPath)"},
+      {".config/git", S::kHome, T::kDir, "git (XDG config, attributes, ignore)"},
+      {".local/bin", S::kHome, T::kDir, "on PATH: every shell runs what is there"},
+      {".local/lib", S::kHome, T::kDir, "python's user site-packages (.pth, usercustomize)"},
+      {".local/share/pnpm", S::kHome, T::kDir, "PNPM_HOME, on PATH after pnpm setup"},
+      {".local/share/applications", S::kHome, T::kDir, "desktop launchers"},
+      {".npm/_npx", S::kHome, T::kDir, "packages npx runs again"},
+      {".ssh", S::kHome, T::kDir, "sshd (authorized_keys, rc) and ssh (config, ProxyCommand)"},
+      {".config/autostart", S::kHome, T::kDir, "XDG autostart on login"},
+      {".config/systemd", S::kHome, T::kDir, "systemd --user units"},
+      {".config/environment.d", S::kHome, T::kDir, "systemd --user environment"},
+      {".config/fish", S::kHome, T::kDir, "fish"},
+      {".config/nvim", S::kHome, T::kDir, "Neovim"},
+      {".config/Code", S::kHome, T::kDir, "VS Code user settings and tasks"},
+      {".config/direnv", S::kHome, T::kDir, "direnv (direnvrc, allow list)"},
+      {".config/pip", S::kHome, T::kDir, "pip (index URL, trusted hosts)"},
+      {".config/gh", S::kHome, T::kDir, "GitHub CLI (aliases run commands, tokens)"},
+      {".claude.json", S::kHome, T::kFile, "Claude Code (MCP servers, project trust)"},
+      {".claude", S::kHome, T::kDir, "Claude Code (settings hooks, commands, credentials)"},
+      {".wave", S::kHome, T::kDir, "wavebox settings"},
+      {".codex", S::kHome, T::kDir, "Codex CLI (config, MCP servers)"},
+      {".gemini", S::kHome, T::kDir, "Gemini CLI"},
+      {".cursor", S::kHome, T::kDir, "Cursor"},
+      {".aws", S::kHome, T::kDir, "AWS CLI (credential_process runs a command)"},
+      {".kube", S::kHome, T::kDir, "kubectl (exec credential plugins)"},
+      {".docker", S::kHome, T::kDir, "docker (credential helpers)"},
+      {".gnupg", S::kHome, T::kDir, "gpg (agent programs)"},
+      {".npmrc", S::kHome, T::kFile, "npm (script-shell, git, registry)"},
+      {".yarnrc", S::kHome, T::kFile, "yarn"},
+      {".yarnrc.yml", S::kHome, T::kFile, "yarn berry (yarnPath runs a script)"},
+      {".pypirc", S::kHome, T::kFile, "twine (upload credentials)"},
+      {".cargo/config.toml", S::kHome, T::kFile, "cargo (runners, linkers)"},
+      {".cargo/config", S::kHome, T::kFile, "cargo (runners, linkers)"},
+      {".cargo/bin", S::kHome, T::kDir, "on PATH after rustup"},
+      {".rustup", S::kHome, T::kDir, "rustup toolchains the cargo shims run"},
+      {".nvm", S::kHome, T::kDir, "nvm.sh, sourced by shells"},
+      {".pyenv", S::kHome, T::kDir, "pyenv shims on PATH"},
+      {".bun", S::kHome, T::kDir, "bun's global bin on PATH"},
+      {".deno", S::kHome, T::kDir, "deno's installed scripts on PATH"},
+      {"go/bin", S::kHome, T::kDir, "GOPATH/bin on PATH"},
+      {".vimrc", S::kHome, T::kFile, "Vim"},
+      {".vim", S::kHome, T::kDir, "Vim plugins"},
+      {".emacs", S::kHome, T::kFile, "Emacs"},
+      {".emacs.d", S::kHome, T::kDir, "Emacs"},
+      {".netrc", S::kHome, T::kFile, "curl, git, ftp credentials"},
+      {".git-credentials", S::kHome, T::kFile, "git credential store"},
+  };
+  return k;
+}
+
+const char* scope_name(ProtectScope s) {
+  switch (s) {
+    case ProtectScope::kAnyDepth: return "any depth";
+    case ProtectScope::kWorkspace: return "workspace";
+    case ProtectScope::kHome: return "home";
+  }
+  return "?";
+}
+
+bool is_protected_name(const std::string& name) {
+  for (const auto& e : protected_table()) {
+    if (e.scope == ProtectScope::kAnyDepth && name == e.rel) return true;
+  }
+  return false;
+}
+
+void CreationGuard::add_path(const std::string& path, const std::string& why) {
+  for (const auto& p : paths_) {
+    if (p.path == path) return;
+  }
+  paths_.push_back({path, why});
+}
+
+void CreationGuard::add_zone(const std::string& dir, std::vector<std::string> carve, const std::string& why) {
+  zones_.push_back({dir, std::move(carve), why});
+}
+
+std::string CreationGuard::refuses(const std::string& path) const {
+  std::string name = paths::basename(path);
+  for (const auto& e : protected_table()) {
+    if (e.scope == ProtectScope::kAnyDepth && name == e.rel) return fmt::format("protected name: {}", e.runs_it);
+  }
+  for (const auto& p : paths_) {
+    // The path itself, a directory that would hold it, or something inside it.
+    if (paths::is_within(p.path, path) || paths::is_within(path, p.path)) return p.why;
+  }
+  for (const auto& z : zones_) {
+    if (path == z.dir || !paths::is_within(path, z.dir)) continue;
+    bool carved = std::any_of(z.carve.begin(), z.carve.end(),
+                              [&](const std::string& c) { return path != c && paths::is_within(path, c); });
+    if (!carved) return z.why;
+  }
+  return {};
+}
+
+std::vector<std::string> CreationGuard::describe() const {
+  std::vector<std::string> out;
+  for (const auto& p : paths_) out.push_back(fmt::format("{} ({})", p.path, p.why));
+  for (const auto& z : zones_) out.push_back(fmt::format("{}/* ({})", z.dir, z.why));
+  return out;
+}
+
+}  // namespace wb

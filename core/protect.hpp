@@ -1,0 +1,61 @@
+#pragma once
+// What a sandboxed command must never leave behind: the one table of protected names (what
+// runs or trusts each, and where), and the rule the supervisor applies to every creation.
+// Pure: shared by both backends and printed by `wavebox doctor -v`.
+#include <string>
+#include <vector>
+
+#include "core/policy.hpp"
+
+namespace wb {
+
+enum class ProtectScope {
+  kAnyDepth,   // the name, in any directory the sandbox may write
+  kWorkspace,  // relative to the workspace root
+  kHome,       // relative to the home directory
+};
+
+struct ProtectedEntry {
+  const char* rel;  // a name (kAnyDepth) or a relative path
+  ProtectScope scope;
+  LeafType type;
+  const char* runs_it;  // the host tool that executes or trusts it
+};
+
+// The whole table, in the order `doctor -v` prints it.
+const std::vector<ProtectedEntry>& protected_table();
+const char* scope_name(ProtectScope s);
+
+// Whether a name is protected in every writable directory (kAnyDepth rows).
+bool is_protected_name(const std::string& name);
+
+// The supervisor's rule for creations (open with O_CREAT, mkdir, mknod, symlink, link, the
+// target of a rename): a creation is refused when it would make a protected name. Built once per
+// run; refuses() is called on the supervisor's thread for every creation in a writable place.
+class CreationGuard {
+ public:
+  // A protected path that does not exist: creating it, an ancestor of it or anything below it
+  // is refused (a directory renamed into place counts as created).
+  void add_path(const std::string& path, const std::string& why);
+  // A directory in which nothing new may appear except below one of the carve-outs
+  // (a repository's modules/: new submodule git directories).
+  void add_zone(const std::string& dir, std::vector<std::string> carve, const std::string& why);
+  // Refusal reason for creating the absolute path, or empty when it may be created.
+  std::string refuses(const std::string& path) const;
+  size_t size() const { return paths_.size() + zones_.size(); }
+  std::vector<std::string> describe() const;
+
+ private:
+  struct Path {
+    std::string path, why;
+  };
+  struct Zone {
+    std::string dir;
+    std::vector<std::string> carve;
+    std::string why;
+  };
+  std::vector<Path> paths_;
+  std::vector<Zone> zones_;
+};
+
+}  // namespace wb
