@@ -44,10 +44,18 @@ Result<const Libseccomp*> libseccomp() {
   static bool tried = false;
   if (!tried) {
     tried = true;
-    void* h = ::dlopen("libseccomp.so.2", RTLD_NOW | RTLD_LOCAL);
+    // By absolute path: a bare name is looked up along LD_LIBRARY_PATH first, where an empty
+    // element means the current directory (the workspace, which the sandbox writes).
+    void* h = nullptr;
+    for (const char* dir : {"/usr/lib/" WB_MULTIARCH, "/lib/" WB_MULTIARCH, "/usr/lib64", "/lib64", "/usr/lib", "/lib",
+                            "/usr/local/lib"}) {
+      std::string cand = std::string(dir) + "/libseccomp.so.2";
+      struct stat st;
+      if (::stat(cand.c_str(), &st) != 0 || st.st_uid != 0 || (st.st_mode & 022) != 0) continue;
+      if ((h = ::dlopen(cand.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
+    }
     if (!h) {
-      const char* why = ::dlerror();
-      error = why ? why : "unknown";
+      error = "libseccomp.so.2 is not in a system library directory (apt-get install libseccomp2)";
     } else {
       auto get = [&](auto& fn, const char* name) { fn = reinterpret_cast<std::decay_t<decltype(fn)>>(::dlsym(h, name)); };
       get(lib.init, "seccomp_init");

@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <nlohmann/json.hpp>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -143,7 +144,8 @@ bool approved(const Options& o, const Decision& d, const std::string& command) {
   if (o.approve) return true;
   int tty = ::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
   if (tty < 0) return false;
-  std::string prompt = fmt::format("wavebox: {} asks before running: {}\nRun it? [y/N] ", d.matched_rule, command);
+  std::string who = d.matched_rule.empty() ? std::string("running unsandboxed") : d.matched_rule;
+  std::string prompt = fmt::format("wavebox: {} asks before running: {}\nRun it? [y/N] ", who, command);
   (void)!::write(tty, prompt.data(), prompt.size());
   char buf[16] = {0};
   ssize_t n = ::read(tty, buf, sizeof buf - 1);
@@ -164,6 +166,16 @@ int run_or_wrap(const Options& o, bool dry) {
   for (const auto& w : s.warnings) log::warn(w);
   log::timing("settings loaded");
 
+  // A directory as a standard descriptor reaches past every mount (openat(0, "..", ...)).
+  for (int fd = 0; fd < 3 && !dry; ++fd) {
+    struct stat st;
+    if (s.sandbox.enabled && !o.disable_sandbox && ::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+      return report_error(make_error(ErrorKind::kSandboxFailed,
+                                     fmt::format("standard {} is a directory, which would let the command reach "
+                                                 "files outside the sandbox; redirect it from a file or /dev/null",
+                                                 fd == 0 ? "input" : fd == 1 ? "output" : "error")));
+    }
+  }
   auto state = sys::ensure_state_dir();
   std::string bwrap_cache = state.ok() ? state->root + "/bwrap-version" : "";
   auto bwrap = sys::probe_bwrap(s.sandbox.bwrap_path.value_or(""), bwrap_cache);
@@ -185,7 +197,10 @@ int run_or_wrap(const Options& o, bool dry) {
   if (d.decision == "deny") {
     return report_error(make_error(ErrorKind::kDenied, d.reason + "; the command did not run"));
   }
-  if (d.decision == "ask" && !d.matched_rule.empty() && !dry && !approved(o, d, cmdline)) {
+  // An ask rule, and a command that runs unsandboxed on request (excludedCommands,
+  // --dangerously-disable-sandbox) with no allow rule covering it, as `decide` says "ask".
+  const bool unsandboxed_on_request = avail.enabled_here && avail.unavailable.empty() && !d.sandboxed;
+  if (d.decision == "ask" && (!d.matched_rule.empty() || unsandboxed_on_request) && !dry && !approved(o, d, cmdline)) {
     return report_error(make_error(ErrorKind::kDenied,
                                    fmt::format("{}: needs the user's approval (rerun with --approve once the "
                                                "user agreed); the command did not run",

@@ -104,6 +104,16 @@ PolicyContext policy_context(const Environment& env, const sys::StateDir& state,
   ctx.state_base = state.base;
   ctx.state_paths = {state.stubs};
   ctx.settings_files = env.guarded_files;
+  // What later runs execute outside any sandbox: wavebox itself, its shim, the bubblewrap named
+  // by sandbox.bwrapPath (a build tree in the workspace, a tool in ~/.local/bin).
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    std::string exe(self, static_cast<size_t>(n));
+    ctx.program_files.push_back(exe);
+    ctx.program_files.push_back(paths::join(paths::parent(exe), "wavebox-shim"));
+  }
+  if (env.settings.sandbox.bwrap_path) ctx.program_files.push_back(*env.settings.sandbox.bwrap_path);
   std::string caller_cwd = sys::current_dir();
   for (const auto& w : o.allow_write) ctx.extra_writable.push_back(paths::resolve(w, env.home, caller_cwd));
   return ctx;

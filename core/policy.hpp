@@ -34,6 +34,7 @@ struct PolicyContext {
   std::vector<std::string> state_paths;  // more of ours outside both (the stub registry)
   std::vector<std::string> settings_files;  // read or discoverable: always write-protected
   std::vector<std::string> extra_writable;  // --allow-write
+  std::vector<std::string> program_files;   // programs wavebox runs (itself, its shim, bwrap)
 };
 
 struct FsPolicy {

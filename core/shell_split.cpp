@@ -1,6 +1,8 @@
 // pure
 #include "core/shell_split.hpp"
 
+#include <algorithm>
+
 #include <cctype>
 
 namespace wb {
@@ -264,8 +266,13 @@ bool strip_one(std::vector<std::string>& w) {
   if (w.empty()) return false;
   const std::string& cmd = w[0];
   size_t j = 1;
-  if (cmd == "nohup" || cmd == "time") {
-    while (j < w.size() && w[j] == "-p") ++j;
+  if (cmd == "nohup" || cmd == "time" || cmd == "command" || cmd == "builtin") {
+    while (j < w.size() && (w[j] == "-p" || w[j] == "--")) ++j;
+  } else if (cmd == "exec") {
+    while (j < w.size() && !w[j].empty() && w[j][0] == '-') {
+      if (w[j] == "-a" && j + 1 < w.size()) ++j;
+      ++j;
+    }
   } else if (cmd == "nice") {
     while (j < w.size() && !w[j].empty() && w[j][0] == '-') {
       if ((w[j] == "-n" || w[j] == "--adjustment") && j + 1 < w.size()) ++j;
@@ -314,13 +321,54 @@ SplitResult split_command(std::string_view command) {
   return r;
 }
 
+namespace {
+
+// The command word as the shell runs it: quotes and backslashes removed ("r"m, r\m, 'rm').
+std::string unquoted(const std::string& word) {
+  std::string out;
+  char q = 0;
+  for (size_t i = 0; i < word.size(); ++i) {
+    char c = word[i];
+    if (q) {
+      if (c == q) q = 0;
+      else if (c == '\\' && q == '"' && i + 1 < word.size()) out += word[++i];
+      else out += c;
+    } else if (c == '\'' || c == '"') {
+      q = c;
+    } else if (c == '\\' && i + 1 < word.size()) {
+      out += word[++i];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::string> match_candidates(const std::string& subcommand) {
   std::vector<std::string> out = {subcommand};
   auto w = words_of(subcommand);
+  auto add = [&](std::vector<std::string> words) {
+    // Best effort, so that a deny rule for X also matches the spellings that run X: quoted or
+    // escaped (\rm, "rm"), by path (/usr/bin/rm).
+    std::string first = words.empty() ? "" : unquoted(words[0]);
+    if (!words.empty() && first != words[0] && !first.empty()) {
+      words[0] = first;
+    }
+    if (!words.empty() && words[0].find('/') != std::string::npos && words[0].back() != '/') {
+      words[0] = words[0].substr(words[0].rfind('/') + 1);
+    }
+    std::string s;
+    for (const auto& x : words) s += (s.empty() ? "" : " ") + x;
+    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  };
+  add(w);
   for (int guard = 0; guard < 16 && strip_one(w); ++guard) {
     std::string s;
     for (const auto& x : w) s += (s.empty() ? "" : " ") + x;
-    out.push_back(s);
+    if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+    add(w);
   }
   return out;
 }

@@ -1,6 +1,8 @@
 // pure
 #include "core/violations.hpp"
 
+#include "core/hash.hpp"
+
 #include <fmt/format.h>
 
 #include "core/log.hpp"
@@ -14,9 +16,12 @@ std::string Violation::line() const {
 }
 
 void ViolationLog::add(Violation v) {
-  std::string key = v.line();
+  // Distinct lines are remembered by a 64-bit hash, and at most kSeenMax of them: a command
+  // refused millions of distinct paths must not grow wavebox by their size. Past that, lines
+  // beyond the cap are counted without deduplication (the "more" count is then a bound).
+  const std::uint64_t key = fnv1a(v.line());
   if (seen_.count(key)) return;
-  seen_.insert(key);
+  if (seen_.size() < kSeenMax) seen_.insert(key);
   if (items_.size() >= cap_) {
     ++dropped_;
     return;

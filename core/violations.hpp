@@ -2,7 +2,9 @@
 // Refused operations: collected during a run (deduplicated, in order, capped), filtered by
 // sandbox.ignoreViolations, printed after the command as the <sandbox_violations> block. Pure.
 #include <map>
+#include <cstdint>
 #include <set>
+#include <unordered_set>
 #include <string>
 #include <vector>
 
@@ -26,7 +28,8 @@ class ViolationLog {
  private:
   size_t cap_;
   std::vector<Violation> items_;
-  std::set<std::string> seen_;
+  static constexpr size_t kSeenMax = 100000;
+  std::unordered_set<std::uint64_t> seen_;
   size_t dropped_ = 0;
 };
 

@@ -63,7 +63,12 @@ Status replace_contents(int fd, const std::string& data, const std::string& what
 
 Status write_file_atomic(const std::string& path, const std::string& data) {
   std::string tmp = fmt::format("{}.{}.tmp", path, ::getpid());
-  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
+  // O_EXCL: what stands at that name already (a FIFO a command planted beside a report file,
+  // which would block the open; a link) is removed, never opened.
+  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd.valid() && errno == EEXIST && ::unlink(tmp.c_str()) == 0) {
+    fd.reset(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  }
   if (!fd.valid()) return sys_error("open", tmp, errno);
   size_t off = 0;
   while (off < data.size()) {

@@ -132,13 +132,24 @@ std::string run_version(const std::string& bwrap) {
 }
 }  // namespace
 
+// wavebox never runs a program from a place a sandbox may write: PATH can name the workspace,
+// node_modules/.bin or ~/.local/bin. Only the system's own directories, owned by root and
+// writable by nobody else, file included (sandbox.bwrapPath names any other on purpose).
+std::string trusted_program(const std::string& name) {
+  for (const char* dir : {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}) {
+    std::string cand = std::string(dir) + "/" + name;
+    struct stat d, f;
+    if (::stat(dir, &d) != 0 || d.st_uid != 0 || (d.st_mode & 022) != 0) continue;
+    if (::stat(cand.c_str(), &f) != 0 || !S_ISREG(f.st_mode) || f.st_uid != 0 || (f.st_mode & 022) != 0) continue;
+    if (::access(cand.c_str(), X_OK) == 0) return cand;
+  }
+  return {};
+}
+
 BwrapInfo probe_bwrap(const std::string& explicit_path, const std::string& cache_file) {
   BwrapInfo info;
   std::string path = explicit_path;
-  if (path.empty()) {
-    const char* env = std::getenv("PATH");
-    path = find_in_path("bwrap", env ? env : "");
-  }
+  if (path.empty()) path = trusted_program("bwrap");
   struct stat st;
   if (path.empty() || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || ::access(path.c_str(), X_OK) != 0) {
     return info;

@@ -31,6 +31,9 @@ struct BwrapInfo {
 };
 // Finds bwrap (explicit path, else PATH) and reads its version, cached by path/inode/mtime in
 // cache_file so a run does not spawn `bwrap --version` each time.
+// The program in the system's own directories (root-owned, writable by nobody else), never in
+// another PATH entry; "" when there is none.
+std::string trusted_program(const std::string& name);
 BwrapInfo probe_bwrap(const std::string& explicit_path, const std::string& cache_file);
 
 }  // namespace wb::sys

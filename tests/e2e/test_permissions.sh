@@ -20,6 +20,10 @@ check "deny: argv form left victim in place" [ -e "$WS/victim" ]
 mkdir -p "$SCRATCH/bin"; printf '#!/bin/sh\necho mytool "$@"\n' > "$SCRATCH/bin/mytool"; chmod +x "$SCRATCH/bin/mytool"
 export PATH="$SCRATCH/bin:$PATH"
 wb run --settings "$SCRATCH/p.json" -c 'mytool x && touch ~/m && env > ~/m.env'
+check "excluded without approval: exit 125 (unsandboxed and no allow rule: decide says ask)" [ "$RC" -eq 125 ]
+check "excluded without approval: the command did not run" [ ! -e "$HOME/m" ]
+check "excluded without approval: the message says approval is needed" grep -q "approval" <<<"$OUT"
+wb run --settings "$SCRATCH/p.json" --approve -c 'mytool x && touch ~/m && env > ~/m.env'
 check "excluded: the command ran" grep -q "mytool x" <<<"$OUT"
 check "excluded: it ran unsandboxed (the file in home appeared)" [ -e "$HOME/m" ]
 check "excluded: no sandbox environment (TMPDIR of wavebox, proxy variables)" bash -c '! grep -qE "^(HTTP_PROXY|HTTPS_PROXY|ALL_PROXY)=|wavebox-[0-9]+/tmp" "$0"' "$HOME/m.env"
@@ -39,7 +43,21 @@ check "disable refused: the command is sandboxed" [ ! -e "$HOME/d1" ]
 check "disable refused: one warning says it was ignored" [ "$(grep -c 'dangerously-disable-sandbox is ignored' <<<"$OUT")" -eq 1 ]
 printf '{"sandbox":{"enabled":true}}' > "$SCRATCH/on.json"
 wb run --settings "$SCRATCH/on.json" --dangerously-disable-sandbox -- sh -c 'touch ~/d2'
+check "disable allowed, no approval: exit 125, nothing ran" bash -c '[ "$0" -eq 125 ] && [ ! -e "$1" ]' "$RC" "$HOME/d2"
+wb run --settings "$SCRATCH/on.json" --dangerously-disable-sandbox --approve -- sh -c 'touch ~/d2'
 check "disable allowed: the command ran unsandboxed" [ -e "$HOME/d2" ]
+printf '{"sandbox":{"enabled":true},"permissions":{"allow":["Bash(touch:*)"]}}' > "$SCRATCH/allowtouch.json"
+wb run --settings "$SCRATCH/allowtouch.json" --dangerously-disable-sandbox -- touch ~/d3
+check "disable allowed, an allow rule covers it: runs without --approve" [ -e "$HOME/d3" ]
+# Deny rules match the spellings that run the same program.
+for cmd in 'command rm -f victim' 'exec rm -f victim' '/bin/rm -f victim' '\rm -f victim' '"rm" -f victim'; do
+  touch "$WS/victim"
+  wb run --settings "$SCRATCH/p.json" -c "$cmd"
+  check "deny: '$cmd' exits 125, victim kept" bash -c '[ "$0" -eq 125 ] && [ -e "$1" ]' "$RC" "$WS/victim"
+done
+# A directory as standard input would reach past the mounts (openat(0, "..")).
+wb run --settings "$SCRATCH/on.json" -- sh -c 'touch ran-with-dir-stdin' < "$HOME"
+check "a directory as stdin: exit 125, the command did not run" bash -c '[ "$0" -eq 125 ] && [ ! -e "$1" ]' "$RC" "$WS/ran-with-dir-stdin"
 
 # --network-only: files open, network still closed.
 port=$((20000 + RANDOM % 20000))

@@ -2,6 +2,8 @@
 // expected decision, sandboxing and matched rule.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -63,6 +65,23 @@ TEST_CASE("candidates strip assignments and wrappers step by step") {
   CHECK(c.back() == "rm -f x");
   CHECK(c.front() == "FOO=1 timeout 5 nice -n 3 env A=b nohup rm -f x");
   CHECK(match_candidates("timeout") == std::vector<std::string>{"timeout"});
+}
+
+TEST_CASE("candidates include the spellings that run the same program") {
+  auto has = [](const std::string& cmd, const std::string& want) {
+    auto c = match_candidates(cmd);
+    return std::find(c.begin(), c.end(), want) != c.end();
+  };
+  CHECK(has("command rm -f x", "rm -f x"));
+  CHECK(has("command -p rm -f x", "rm -f x"));
+  CHECK(has("exec rm -f x", "rm -f x"));
+  CHECK(has("exec -a foo rm -f x", "rm -f x"));
+  CHECK(has("/usr/bin/rm -f x", "rm -f x"));
+  CHECK(has("\\rm -f x", "rm -f x"));
+  CHECK(has("\"rm\" -f x", "rm -f x"));
+  CHECK(has("'r'm -f x", "rm -f x"));
+  CHECK(has("env /bin/rm x", "rm x"));
+  CHECK_FALSE(has("rmdir x", "rm x"));
 }
 
 TEST_CASE("rule grammar") {
