@@ -19,6 +19,8 @@ void add_common(CLI::App* sub, wb::cli::Options& o) {
   sub->add_option("--cwd", o.cwd, "the workspace (default: the current directory)");
   sub->add_flag("--dangerously-disable-sandbox", o.disable_sandbox,
                 "run unsandboxed if sandbox.allowUnsandboxedCommands allows it");
+  sub->add_option("--pass-env", o.pass_env,
+                  "pass this credential variable (or PREFIX*) into the sandbox (repeatable; see sandbox.passEnvironment)");
   sub->add_option("--allow-write", o.allow_write, "an extra writable path (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

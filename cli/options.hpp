@@ -11,6 +11,7 @@ struct Options {
   std::string cwd;
   bool disable_sandbox = false;
   std::vector<std::string> allow_write;
+  std::vector<std::string> pass_env;  // credential variables passed through anyway
   bool network_only = false;
   std::string report_json;
   bool approve = false;

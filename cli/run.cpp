@@ -21,6 +21,7 @@
 #include "core/violations.hpp"
 #include "netproxy/proxy.hpp"
 #include "core/decision.hpp"
+#include "core/secrets.hpp"
 
 extern char** environ;
 
@@ -56,7 +57,7 @@ int exec_unsandboxed(const Options& o, const std::vector<std::string>& argv) {
 // the pnpm store, the yarn cache) stay read-only: what a sandboxed install leaves in a cache is
 // unpacked and run later by the host's own installs (npx reruns ~/.npm/_npx). A cache the
 // caller named in the environment is kept (then it is writable only if the policy says so).
-std::vector<std::string> sandbox_env(const std::string& tmpdir) {
+std::vector<std::string> sandbox_env(const std::string& tmpdir, const std::vector<std::string>& pass, bool pass_all) {
   std::vector<std::string> env;
   const std::string caches = tmpdir + "/caches";
   std::vector<std::pair<std::string, std::string>> defaults = {
@@ -80,6 +81,18 @@ std::vector<std::string> sandbox_env(const std::string& tmpdir) {
   }
   env.push_back("TMPDIR=" + tmpdir);
   for (const auto& [k, v] : defaults) env.push_back(k + "=" + v);
+  if (!pass_all) {
+    // Secrets by default: tokens, keys, passwords and agent sockets stay outside, except what
+    // the settings or --pass-env name (mode "permissive" passes everything).
+    std::vector<std::string> removed;
+    env = without_credentials(env, pass, &removed);
+    if (!removed.empty()) {
+      std::string names;
+      for (const auto& n : removed) names += (names.empty() ? "" : " ") + n;
+      log::info("credential variables kept out of the sandbox (pass one with --pass-env NAME or "
+                "sandbox.passEnvironment): " + names);
+    }
+  }
   return env;
 }
 
@@ -245,7 +258,9 @@ int run_or_wrap(const Options& o, bool dry) {
   run.home = env->home;
   run.policy = make_fs_policy(s.sandbox, policy_context(*env, *state, o), o.network_only);
   for (const auto& w : run.policy.warnings) log::warn(w);
-  run.env = sandbox_env(state->tmp);
+  std::vector<std::string> pass = s.sandbox.pass_environment;
+  pass.insert(pass.end(), o.pass_env.begin(), o.pass_env.end());
+  run.env = sandbox_env(state->tmp, pass, s.sandbox.mode == Mode::kPermissive);
   std::string path_env;
   for (const auto& kv : run.env) {
     if (kv.rfind("PATH=", 0) == 0) path_env = kv.substr(5);

@@ -54,6 +54,7 @@ const std::vector<Field> kSandboxFields = {
     {"filesystem", Type::kObject, &kFilesystemFields},
     {"enableWeakerNestedSandbox", Type::kBool},
     {"bwrapPath", Type::kPath},
+    {"passEnvironment", Type::kStringList},
     {"mode", Type::kMode},
     {"resources", Type::kObject, &kResourceFields},
 };
@@ -269,6 +270,7 @@ Settings convert(const json& merged) {
   get_if(fs, "disabled", o.filesystem.disabled);
   get_if(sb, "enableWeakerNestedSandbox", o.enable_weaker_nested_sandbox);
   get_opt(sb, "bwrapPath", o.bwrap_path);
+  o.pass_environment = strings(sb, "passEnvironment");
   if (sb.contains("mode")) {
     auto m = sb["mode"].get<std::string>();
     o.mode = m == "strict" ? Mode::kStrict : m == "permissive" ? Mode::kPermissive : Mode::kCompat;
@@ -412,6 +414,13 @@ const std::vector<std::string>& sensitive_home_paths() {
   static const std::vector<std::string> k = {
       ".ssh", ".aws", ".gnupg", ".config/gh", ".docker/config.json", ".kube", ".netrc",
       ".git-credentials",
+      // Agents' and clouds' credential stores, password managers, keyrings, shell histories
+      // (commands typed with secrets in them). npm, pip and git need none of these.
+      ".claude/.credentials.json", ".codex/auth.json", ".config/gcloud", ".azure", ".pgpass", ".vault-token",
+      ".config/git/credentials", ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials",
+      ".terraform.d/credentials.tfrc.json", ".config/hub", ".config/op", ".password-store",
+      ".local/share/keyrings", ".pypirc", ".bash_history", ".zsh_history", ".python_history", ".psql_history",
+      ".mysql_history", ".node_repl_history", ".lesshst",
   };
   return k;
 }

@@ -50,6 +50,8 @@ struct SandboxSettings {
   FilesystemSettings filesystem;
   bool enable_weaker_nested_sandbox = false;
   std::optional<std::string> bwrap_path;
+  // Credential variables (core/secrets.hpp) that reach the command anyway: names or PREFIX*.
+  std::vector<std::string> pass_environment;
   Mode mode = Mode::kCompat;
   ResourceSettings resources;
 };

@@ -120,21 +120,20 @@ HttpParse parse_http_request(std::string_view buf, size_t max_head) {
 
 std::string upstream_head(const HttpRequest& r) {
   std::string out = r.method + " " + r.path + " HTTP/1.1\r\n";
-  bool has_host = false;
   for (const auto& [name, value] : r.headers) {
     std::string n = lower(name);
     if (n == "connection" || n == "proxy-connection" || n == "keep-alive" || n == "proxy-authorization" ||
         n == "proxy-authenticate" || n == "te" || n == "trailer" || n == "upgrade") {
       continue;
     }
-    if (n == "host") has_host = true;
+    // The Host is the one the allowlist decided (the request target's), never the client's
+    // own: a shared server or CDN would route by it to a host nobody allowed.
+    if (n == "host") continue;
     out += name + ": " + value + "\r\n";
   }
-  if (!has_host) {
-    bool v6 = r.host.find(':') != std::string::npos;
-    std::string h = v6 ? "[" + r.host + "]" : r.host;
-    out += "Host: " + h + (r.port == 80 ? "" : ":" + std::to_string(r.port)) + "\r\n";
-  }
+  bool v6 = r.host.find(':') != std::string::npos;
+  std::string h = v6 ? "[" + r.host + "]" : r.host;
+  out += "Host: " + h + (r.port == 80 ? "" : ":" + std::to_string(r.port)) + "\r\n";
   out += "Connection: close\r\n\r\n";
   return out;
 }

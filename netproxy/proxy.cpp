@@ -52,6 +52,7 @@ struct Conn {
   int port = 0;
   bool connect_method = false;
   std::string prefix;  // bytes for upstream once connected
+  long long body_left = -1;  // plain HTTP: the request body's bytes still to come
   std::vector<Addr> addrs;
   size_t next_addr = 0;
   Relay c2u, u2c;
@@ -179,7 +180,12 @@ const std::set<std::string>& Proxy::Impl::own() {
     for (auto* i = ifa; i; i = i->ifa_next) {
       if (!i->ifa_addr) continue;
       if (i->ifa_addr->sa_family == AF_INET) {
-        own_addresses.insert(std::string(reinterpret_cast<const char*>(&reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr), 4));
+        std::string v4(reinterpret_cast<const char*>(&reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr), 4);
+        own_addresses.insert(v4);
+        // The same address spelled in IPv6: IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible
+        // (::a.b.c.d), which a name can resolve to as well (NET-7).
+        own_addresses.insert(std::string(10, '\0') + "\xff\xff" + v4);
+        own_addresses.insert(std::string(12, '\0') + v4);
       } else if (i->ifa_addr->sa_family == AF_INET6) {
         own_addresses.insert(std::string(reinterpret_cast<const char*>(&reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr), 16));
       }
@@ -329,6 +335,31 @@ void Proxy::Impl::on_head(Conn& c) {
   c.connect_method = p.req.connect;
   std::string rest = c.in.substr(p.req.header_bytes);
   c.in.clear();
+  if (!c.connect_method) {
+    // One request per connection, framed by its Content-Length: a second request pipelined
+    // behind it would reach the allowed host undecided (with a Host of its own).
+    long long length = 0;
+    for (const auto& [name, value] : p.req.headers) {
+      std::string n = name;
+      for (auto& ch : n) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (n == "transfer-encoding") {
+        fail(c, http_error(411, "Length Required",
+                           "chunked request bodies are not relayed over plain HTTP (use https, or send a Content-Length)"),
+             0);
+        return;
+      }
+      if (n == "content-length") {
+        if (value.empty() || value.size() > 18 || value.find_first_not_of("0123456789") != std::string::npos ||
+            (length != 0 && std::stoll(value) != length)) {
+          fail(c, http_error(400, "Bad Request", "malformed Content-Length"), 0);
+          return;
+        }
+        length = std::stoll(value);
+      }
+    }
+    if (static_cast<long long>(rest.size()) > length) rest.resize(static_cast<size_t>(length));
+    c.body_left = length - static_cast<long long>(rest.size());
+  }
   c.prefix = c.connect_method ? rest : upstream_head(p.req) + rest;
   decide_then_resolve(c);
 }
@@ -456,6 +487,7 @@ void Proxy::Impl::connected(Conn& c) {
     c.u2c.pre = "HTTP/1.1 200 Connection established\r\n\r\n";
   }
   c.c2u.pre = std::move(c.prefix);
+  c.c2u.limit = c.body_left;
   c.prefix.clear();
   c.in.clear();
   update(c);

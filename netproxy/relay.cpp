@@ -38,11 +38,14 @@ bool Relay::step(int src, int dst, bool src_ready, bool dst_ready, unsigned long
         dst_ready = false;
       }
     } else {
+      if (limit == 0) src_eof = true;
       if (src_ready && wants_src()) {
         size_t want = cap - in_pipe;
+        if (limit > 0 && static_cast<unsigned long long>(limit) < want) want = static_cast<size_t>(limit);
         ssize_t n = ::splice(src, nullptr, pw.get(), nullptr, want, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
         if (n > 0) {
           in_pipe += static_cast<size_t>(n);
+          if (limit > 0) limit -= n;
           *bytes += static_cast<unsigned long long>(n);
           progress = true;
           if (static_cast<size_t>(n) < want) src_ready = false;
@@ -71,6 +74,7 @@ bool Relay::step(int src, int dst, bool src_ready, bool dst_ready, unsigned long
     }
     if (!progress) break;
   }
+  if (limit == 0) src_eof = true;
   if (src_eof && in_pipe == 0 && pre.empty() && !dst_shut) {
     ::shutdown(dst, SHUT_WR);
     dst_shut = true;

@@ -19,6 +19,9 @@ struct Relay {
   bool pipe_full = false;
   bool src_eof = false, dst_shut = false;
   std::string pre;  // sent first: a rewritten request head, a CONNECT or SOCKS reply
+  // Bytes still to take from the source; -1: no limit. A plain HTTP request's body: what the
+  // client sends after it (a pipelined request, decided by nobody) never reaches upstream.
+  long long limit = -1;
 
   // The pipe, as large as the kernel lets us (fewer splice calls per megabyte); false when no
   // pipe could be made.
@@ -28,7 +31,7 @@ struct Relay {
   // is ready. Bytes read from the source are added to *bytes. Shuts the destination's write
   // side once the source ended and everything went out.
   bool step(int src, int dst, bool src_ready, bool dst_ready, unsigned long long* bytes);
-  bool wants_src() const { return !src_eof && in_pipe < cap && !pipe_full; }
+  bool wants_src() const { return !src_eof && limit != 0 && in_pipe < cap && !pipe_full; }
   bool wants_dst() const { return in_pipe > 0 || !pre.empty(); }
 };
 

@@ -47,6 +47,26 @@ check "empty allowlist: HTTP, HTTPS and SOCKS refused" [ "$(grep -c 'deny networ
 lab_wb run --settings "$S" -- sh -c "python3 -c \"import socket; s=socket.socket(); s.connect(('127.0.0.1',1080)); s.sendall(bytes([5,1,0])); s.recv(2); s.sendall(bytes([5,1,0,3,len(b'allowed.test')])+b'allowed.test'+bytes([0,80])); print('socks-reply', s.recv(10)[1])\""
 check "SOCKS5 refusal is reply 0x02" grep -q "socks-reply 2" <<<"$OUT"
 
+# Plain HTTP: the Host the upstream sees is the one decided, and a request pipelined behind an
+# allowed one is never relayed undecided.
+settings '["allowed.test"]'
+lab_wb run --settings "$S" -- sh -c "curl -s -m 5 -H 'Host: denied.test' http://allowed.test/host-swap"
+check "a Host header other than the target's is replaced by the target's" received "GET /host-swap host=allowed.test"
+lab_wb run --settings "$S" -- python3 -c "
+import socket
+s = socket.create_connection(('127.0.0.1', 3128), timeout=5)
+s.sendall(b'GET http://allowed.test/first HTTP/1.1\r\nHost: allowed.test\r\n\r\nGET /pipelined HTTP/1.1\r\nHost: denied.test\r\n\r\n')
+data = b''
+while True:
+    b = s.recv(65536)
+    if not b: break
+    data += b
+print('answers', data.count(b'HTTP/1.'))"
+check "the first of two pipelined requests is served" received "GET /first host=allowed.test"
+check "the pipelined second request never reached the upstream" bash -c '! grep -q pipelined "$0"' "$LAB_LOG"
+lab_wb run --settings "$S" -- sh -c "printf 'x%.0s' \$(seq 1 10) | curl -s -m 5 -H 'Transfer-Encoding: chunked' --data-binary @- http://allowed.test/chunked -o /dev/null -w '%{http_code}'"
+check "a chunked plain-HTTP body is refused (411), not relayed unframed" grep -q 411 <<<"$OUT"
+
 # Around the proxy: nothing reaches the upstream.
 settings '["allowed.test"]'
 : > "$SCRATCH/before"; cp "$LAB_LOG" "$SCRATCH/before"

@@ -4,6 +4,7 @@
 
 #include "core/policy.hpp"
 #include "core/protect.hpp"
+#include "core/secrets.hpp"
 
 using namespace wb;
 
@@ -110,4 +111,16 @@ TEST_CASE("network-only and filesystem.disabled turn filesystem rules off") {
   CHECK_FALSE(make_fs_policy(s, ctx(), true).enabled);
   s.filesystem.disabled = true;
   CHECK_FALSE(make_fs_policy(s, ctx(), false).enabled);
+}
+
+TEST_CASE("credential variables stay out unless passed") {
+  std::vector<std::string> env = {"PATH=/usr/bin", "HOME=/h", "GITHUB_TOKEN=x", "SSH_AUTH_SOCK=/s", "MY_API_KEY=k",
+                                  "AWS_SECRET_ACCESS_KEY=s", "DB_PASSWORD=p", "TERM=xterm", "npm_config_cache=/c",
+                                  "LANG=C", "CI_JOB_TOKEN=t", "TOKENIZERS_PARALLELISM=false"};
+  std::vector<std::string> removed;
+  auto out = without_credentials(env, {"CI_*"}, &removed);
+  CHECK(out == std::vector<std::string>{"PATH=/usr/bin", "HOME=/h", "TERM=xterm", "npm_config_cache=/c", "LANG=C",
+                                        "CI_JOB_TOKEN=t", "TOKENIZERS_PARALLELISM=false"});
+  CHECK(removed.size() == 5);
+  CHECK(without_credentials({"GH_TOKEN=1"}, {"GH_TOKEN"}).size() == 1);
 }

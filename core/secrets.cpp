@@ -1,0 +1,69 @@
+// pure
+#include "core/secrets.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace wb {
+namespace {
+
+std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+bool is_credential_variable(const std::string& raw) {
+  const std::string n = upper(raw);
+  // Agents and sockets that hand out credentials on request.
+  static const char* const kExact[] = {
+      "SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "GNOME_KEYRING_CONTROL", "DOCKER_AUTH_CONFIG",
+      "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
+      "AZURE_CLIENT_SECRET", "GOOGLE_APPLICATION_CREDENTIALS", "CLOUDSDK_AUTH_ACCESS_TOKEN_FILE",
+      "VAULT_TOKEN", "CONSUL_HTTP_TOKEN", "NOMAD_TOKEN", "PGPASSWORD", "MYSQL_PWD", "REDISCLI_AUTH",
+      "KRB5CCNAME", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "OP_SESSION", "BW_SESSION",
+      "CLAUDE_CODE_OAUTH_TOKEN", "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "TWINE_PASSWORD", "CARGO_REGISTRY_TOKEN",
+      "NPM_TOKEN", "NODE_AUTH_TOKEN", "YARN_NPM_AUTH_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "GITLAB_TOKEN",
+      "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "BITBUCKET_TOKEN", "DIGITALOCEAN_ACCESS_TOKEN",
+      "HEROKU_API_KEY", "SLACK_TOKEN", "STRIPE_API_KEY", "SENTRY_AUTH_TOKEN", "CODECOV_TOKEN",
+  };
+  for (const char* e : kExact) {
+    if (n == e) return true;
+  }
+  if (n.rfind("OP_SESSION_", 0) == 0) return true;
+  static const char* const kSuffixes[] = {
+      "_TOKEN", "_SECRET", "_SECRET_KEY", "_SECRET_ACCESS_KEY", "_API_KEY", "_APIKEY", "_ACCESS_KEY",
+      "_PASSWORD", "_PASSWD", "_PASS", "_PRIVATE_KEY", "_CREDENTIALS", "_AUTH_TOKEN", "_CLIENT_SECRET",
+      "_SESSION_TOKEN", "_ACCESS_TOKEN", "_REFRESH_TOKEN", "_WEBHOOK_URL", "_DSN",
+  };
+  for (const char* s : kSuffixes) {
+    if (ends_with(n, s)) return true;
+  }
+  return n == "TOKEN" || n == "SECRET" || n == "PASSWORD" || n == "API_KEY" || n == "APIKEY";
+}
+
+std::vector<std::string> without_credentials(const std::vector<std::string>& env, const std::vector<std::string>& pass,
+                                             std::vector<std::string>* removed) {
+  std::vector<std::string> out;
+  out.reserve(env.size());
+  for (const auto& kv : env) {
+    std::string name = kv.substr(0, kv.find('='));
+    bool passed = std::any_of(pass.begin(), pass.end(), [&](const std::string& p) {
+      if (!p.empty() && p.back() == '*') return name.rfind(p.substr(0, p.size() - 1), 0) == 0;
+      return p == name;
+    });
+    if (!passed && is_credential_variable(name)) {
+      if (removed) removed->push_back(name);
+      continue;
+    }
+    out.push_back(kv);
+  }
+  return out;
+}
+
+}  // namespace wb
