@@ -107,7 +107,7 @@ bool via_symlink(const std::string& full) {
 }  // namespace
 
 Observer::Observer(std::function<bool(const std::string&)> writable, std::function<void(const Violation&)> sink,
-                   std::function<std::string(const std::string&)> refuses)
+                   Supervisor::Refuses refuses)
     : writable_(writable), sink_(std::move(sink)), supervisor_(writable, std::move(refuses)) {
   struct seccomp_notif_sizes sizes {};
   if (::syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) == 0) {

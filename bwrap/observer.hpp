@@ -24,7 +24,7 @@ class Observer {
   // refuses: why a creation at a path is refused (empty: allowed); the observer performs every
   // creating call itself (bwrap/supervise.hpp).
   Observer(std::function<bool(const std::string&)> writable, std::function<void(const Violation&)> sink,
-           std::function<std::string(const std::string&)> refuses);
+           Supervisor::Refuses refuses);
   ~Observer();
   Observer(const Observer&) = delete;
   Observer& operator=(const Observer&) = delete;
@@ -62,6 +62,8 @@ class Observer {
   // without rescanning the workspace.
   std::vector<std::string> created_git() const;
   long long busy_ns() const { return busy_ns_; }
+  // Protected names the command made in directories new in this run (allowed there).
+  const std::vector<std::string>& allowed_in_new_dirs() const { return supervisor_.allowed_in_new_dirs(); }
 
  private:
   std::function<bool(const std::string&)> writable_;

@@ -44,6 +44,7 @@ struct Prepared {
   LinuxFacts facts;
   Plan plan;
   CreationGuard guard;  // what the supervisor refuses to create
+  std::vector<std::string> protected_hits;  // protected names found by the scan before the run
   std::vector<std::string> git_dirs;
   std::vector<std::string> scan_roots;
 };
@@ -66,7 +67,8 @@ std::vector<std::string> effective_scan_roots(const FsPolicy& policy) {
 }
 
 Result<std::vector<sys::ScanHit>> scan_all(const std::vector<std::string>& roots, const std::string& cache,
-                                           std::vector<std::string>* unreadable = nullptr) {
+                                           std::vector<std::string>* unreadable = nullptr,
+                                           std::vector<std::string>* too_deep = nullptr) {
   std::vector<sys::ScanHit> hits;
   for (const auto& r : roots) {
     auto res = WB_TRY(sys::scan_tree(r, cache));
@@ -74,6 +76,7 @@ Result<std::vector<sys::ScanHit>> scan_all(const std::vector<std::string>& roots
                           res.dirs_read, res.timing));
     hits.insert(hits.end(), res.hits.begin(), res.hits.end());
     if (unreadable) unreadable->insert(unreadable->end(), res.unreadable.begin(), res.unreadable.end());
+    if (too_deep) too_deep->insert(too_deep->end(), res.too_deep.begin(), res.too_deep.end());
   }
   return hits;
 }
@@ -87,13 +90,25 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
   }
   expand_read_globs(run.policy);
   p.scan_roots = effective_scan_roots(run.policy);
-  std::vector<std::string> unreadable;
-  auto hits = WB_TRY(scan_all(p.scan_roots, run.state.scan, &unreadable));
+  std::vector<std::string> unreadable, too_deep;
+  auto hits = WB_TRY(scan_all(p.scan_roots, run.state.scan, &unreadable, &too_deep));
   std::string ws_real = sys::real_path_or_empty(run.cwd);
   auto guards = sys::guards_for_hits(hits, ws_real.empty() ? run.cwd : ws_real, run.home);
   for (auto& g : guards.deny_write) run.policy.deny_write.push_back(std::move(g));
   for (auto& w : guards.writable) run.policy.writable.push_back({w, false});
   for (auto& z : guards.zones) run.policy.zones.push_back(std::move(z));
+  if (!guards.linked.empty()) {
+    return make_error(ErrorKind::kSandboxFailed,
+                      fmt::format("the protected file \"{}\" has other names (hard links), which would stay writable "
+                                  "in the sandbox; remove them (find {} -samefile {}) and run again",
+                                  guards.linked[0], log::quote(run.cwd), log::quote(guards.linked[0])));
+  }
+  if (!too_deep.empty()) {
+    return make_error(ErrorKind::kSandboxFailed,
+                      fmt::format("\"{}\" lies deeper than the longest path the kernel takes, so wavebox cannot look "
+                                  "into it for repositories to guard; move it higher up",
+                                  too_deep[0]));
+  }
   // A directory the scan could not read may hold a repository or an editor folder it did not
   // see; the command could open it up (chmod) and write there. It stays read-only instead.
   for (const auto& u : unreadable) {
@@ -103,6 +118,9 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
     run.policy.deny_write.push_back({u, LeafType::kDir, true, "", "a directory wavebox could not look into"});
   }
   p.git_dirs = std::move(guards.git_dirs);
+  for (const auto& h : hits) {
+    if (is_protected_name(h.name)) p.protected_hits.push_back(paths::join(h.dir, h.name));
+  }
 
   p.facts.bwrap_path = run.bwrap;
   std::copy(std::begin(run.bwrap_version), std::end(run.bwrap_version), p.facts.bwrap_version);
@@ -204,36 +222,34 @@ void warn_appeared(const std::vector<std::string>& missing) {
 
 // New repositories: from the observer's record of created ".git" entries when it ran (exact and
 // free), else by scanning again.
-void warn_new_repositories(const Prepared& before, const std::string& cache, const Observer* observer) {
-  std::vector<std::string> found;
-  if (observer) {
-    for (const auto& p : observer->created_git()) {
-      if (sys::exists(p)) found.push_back(p);
-    }
-  } else {
-    auto hits = scan_all(before.scan_roots, cache);
-    if (!hits.ok()) return;
-    for (const auto& h : *hits) {
-      if (h.name == ".git") found.push_back(paths::join(h.dir, h.name));
-    }
-  }
-  // Directories where HEAD, objects or refs appeared are repositories once all three are there.
-  found.erase(std::remove_if(found.begin(), found.end(),
-                             [](const std::string& d) {
-                               return paths::basename(d) != ".git" &&
-                                      !(sys::exists(paths::join(d, "HEAD")) && sys::is_dir(paths::join(d, "objects")) &&
-                                        sys::is_dir(paths::join(d, "refs")));
-                             }),
-              found.end());
+void warn_new_repositories(const Prepared& before, const std::string& cache, const std::string& home,
+                           const Observer* observer) {
+  // Exact and free from the observer's record when nothing of the kind was made (the common
+  // case); else the workspace is scanned again (its cache makes that a stat per directory):
+  // what was made may have been moved since (git init tmp && mv tmp repo).
+  if (observer && observer->created_git().empty() && observer->allowed_in_new_dirs().empty()) return;
+  auto hits = scan_all(before.scan_roots, cache);
+  if (!hits.ok()) return;
+  std::string ws = before.scan_roots.empty() ? "/" : before.scan_roots[0];
+  auto now = sys::guards_for_hits(*hits, ws, home);
   std::set<std::string> known(before.git_dirs.begin(), before.git_dirs.end());
   std::set<std::string> warned;
-  for (const auto& p : found) {
+  for (const auto& p : now.git_dirs) {
     if (!known.count(p) && warned.insert(p).second) {
       log::warn(fmt::format("the command created the git repository \"{}\"; its hooks and config were "
                             "writable during this run (they are protected from the next run on). "
                             "Check them before running git there outside the sandbox",
                             log::quote(p)));
     }
+  }
+  std::set<std::string> had(before.protected_hits.begin(), before.protected_hits.end());
+  for (const auto& h : *hits) {
+    std::string p = paths::join(h.dir, h.name);
+    if (!is_protected_name(h.name) || had.count(p) || !warned.insert(p).second) continue;
+    log::warn(fmt::format("the command created \"{}\" in a directory it made during this run (a clone or an "
+                          "extraction, so it was allowed); it is protected from the next run on. Check it before "
+                          "opening that directory with a tool that loads it",
+                          log::quote(p)));
   }
 }
 
@@ -385,7 +401,9 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   const Plan& plan = p.plan;
   const CreationGuard& guard = p.guard;
   Observer observer([&plan](const std::string& path) { return write_allowed(plan, path); }, sink,
-                    [&guard](const std::string& path) { return guard.refuses(path); });
+                    [&guard](const std::string& path, bool in_new_dir, bool tree) {
+                      return guard.refuses(path, in_new_dir, tree);
+                    });
   observer.set_host_proc(run.policy.host_proc);
   req.observer = &observer;
   outcome.observed_writes = true;
@@ -470,7 +488,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   if (run.stop_network) run.stop_network();
   double t2 = now_ms();
   stubs.release_all();
-  warn_new_repositories(p, run.state.scan, outcome.observed_writes ? &observer : nullptr);
+  warn_new_repositories(p, run.state.scan, run.home, outcome.observed_writes ? &observer : nullptr);
   warn_appeared(missing);
   log::info(fmt::format("sandbox ran {:.2f} ms ({} notifications, {:.1f} ms handling them, {} empty receives); "
                         "cleanup {:.2f} ms",

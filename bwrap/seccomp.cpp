@@ -220,7 +220,7 @@ void add_observed(Recipe& recipe) {
     add("open", {SCMP_CMP64(1, SCMP_CMP_MASKED_EQ, flag, flag)});
     add("openat", {SCMP_CMP64(2, SCMP_CMP_MASKED_EQ, flag, flag)});
   }
-  for (const char* s : {"openat2", "creat", "mkdir", "mkdirat", "rmdir", "unlink", "unlinkat", "rename",
+  for (const char* s : {"creat", "mkdir", "mkdirat", "rmdir", "unlink", "unlinkat", "rename",
                         "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat", "chmod", "fchmodat",
                         "chown", "lchown", "fchownat", "truncate", "mknod", "mknodat", "connect",
                         "chdir", "fchdir", "umask"}) {

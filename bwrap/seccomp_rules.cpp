@@ -12,6 +12,7 @@ constexpr std::uint64_t kAfUnix = 1, kAfInet = 2, kAfInet6 = 10, kAfNetlink = 16
 constexpr std::uint64_t kSockDgram = 2, kSockTypeMask = 0xf;
 constexpr std::uint64_t kCloneNewUser = 0x10000000;
 constexpr std::uint64_t kTiocsti = 0x5412, kTioclinux = 0x541C;
+constexpr std::uint64_t kSetUid = 04000, kSetGid = 02000;
 
 SeccompRule always(const char* name, int err, const char* why) { return {name, err, {}, why}; }
 
@@ -44,6 +45,17 @@ std::vector<SeccompRule> seccomp_rules(const SeccompOptions& o) {
   r.push_back({"clone", kEPERM, {{0, Op::kMaskedEq, kCloneNewUser, kCloneNewUser, false}}, "new user namespace"});
   r.push_back({"unshare", kEPERM, {{0, Op::kMaskedEq, kCloneNewUser, kCloneNewUser, false}}, "new user namespace"});
   r.push_back(always("clone3", kENOSYS, "its flags sit in memory seccomp cannot read; libc falls back to clone"));
+  // openat2's flags sit in memory too: the supervisor would check one open and the kernel,
+  // reading them again, perform another (O_CREAT of a protected name). Callers fall back to
+  // openat. fchmodat2 (flags) likewise falls back to fchmodat, which the supervisor sees.
+  r.push_back(always("openat2", kENOSYS, "its flags sit in memory the kernel reads again; callers fall back to openat"));
+  r.push_back(always("fchmodat2", kENOSYS, "callers fall back to fchmodat"));
+  // A set-user-ID or set-group-ID file left in the workspace runs as its owner (root, for a root
+  // caller) for anyone on the host who executes it later.
+  // (chmod and fchmodat are answered by the supervisor.)
+  for (std::uint64_t bit : {kSetUid, kSetGid}) {
+    r.push_back({"fchmod", kEPERM, {{1, Op::kMaskedEq, bit, bit}}, "set-user-ID and set-group-ID modes"});
+  }
   for (const char* s : {"mount", "umount2", "pivot_root", "chroot", "setns"}) {
     r.push_back(always(s, kEPERM, "mount table and namespaces are fixed by the sandbox"));
   }

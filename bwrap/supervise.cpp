@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "core/paths.hpp"
+#include "core/protect.hpp"
 
 namespace wb::lnx {
 
@@ -119,6 +120,18 @@ struct NoCapsScope {
   bool dropped = false;
 };
 
+// Hard links to a repository's code-bearing files (config, hooks, commondir) are refused.
+std::string link_source_refusal(const std::string& src) {
+  const std::string name = paths::basename(src);
+  const std::string parent = paths::basename(paths::parent(src));
+  bool in_git = src.find("/.git/") != std::string::npos && src.find("/.git/objects/") == std::string::npos;
+  if (in_git || parent == "hooks" || name == "config" || name == "commondir" || name == "config.worktree" ||
+      is_protected_name(name)) {
+    return "another name for a repository's config or hooks";
+  }
+  return {};
+}
+
 // EEXIST when the name is taken (the call would fail so; answered here, so that a name removed
 // by another thread right after this look is not then created unchecked).
 int exists_already_at(int dir, const std::string& name) {
@@ -145,8 +158,7 @@ struct UmaskScope {
 
 }  // namespace
 
-Supervisor::Supervisor(std::function<bool(const std::string&)> writable,
-                       std::function<std::string(const std::string&)> refuses)
+Supervisor::Supervisor(std::function<bool(const std::string&)> writable, Refuses refuses)
     : writable_(std::move(writable)), refuses_(std::move(refuses)) {}
 
 Supervisor::~Supervisor() = default;
@@ -275,9 +287,34 @@ int Supervisor::parent_of(pid_t pid, long long dirfd, const std::string& path, P
   return 0;
 }
 
-std::string Supervisor::refusal(const std::string& path) const {
+std::string Supervisor::refusal(const std::string& path, int parent, bool tree) {
   if (!writable_(path)) return {};  // the mounts refuse it anyway, and say so with EROFS
-  return refuses_(path);
+  const bool in_new = is_new_dir(parent);
+  std::string why = refuses_(path, in_new, tree);
+  if (why.empty() && in_new && !refuses_(path, false, tree).empty() && allowed_new_.size() < 1000) {
+    allowed_new_.push_back(path);
+  }
+  return why;
+}
+
+namespace {
+unsigned long long dir_key(const struct stat& st) {
+  return (static_cast<unsigned long long>(st.st_dev) << 40) ^ static_cast<unsigned long long>(st.st_ino);
+}
+}  // namespace
+
+bool Supervisor::is_new_dir(int fd) const {
+  if (new_dirs_.empty()) return false;
+  struct stat st;
+  return ::fstat(fd, &st) == 0 && new_dirs_.count(dir_key(st));
+}
+
+void Supervisor::remember_new_dir(int parent, const std::string& name) {
+  struct stat st;
+  // Bounded: past it, new directories are treated as old ones (their names refused).
+  if (new_dirs_.size() < 1000000 && ::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+    new_dirs_.insert(dir_key(st));
+  }
 }
 
 Performed Supervisor::open_for_write(pid_t pid, long long dirfd, const std::string& path0, int flags, mode_t mode,
@@ -351,13 +388,14 @@ Performed Supervisor::open_for_write(pid_t pid, long long dirfd, const std::stri
         r.error = EISDIR;
         return r;
       }
-      if (std::string why = refusal(r.path); !why.empty()) {
+      if (std::string why = refusal(r.path, p.fd.get(), false); !why.empty()) {
         r.error = EACCES;
         r.refused = why;
         return r;
       }
       UmaskScope u(umask_of(pid));
-      int fd = ::openat(p.fd.get(), p.name.c_str(), flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+      int fd = ::openat(p.fd.get(), p.name.c_str(), flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                        mode & ~(S_ISUID | S_ISGID));
       if (fd < 0 && errno == EEXIST && !(flags & O_EXCL)) continue;  // appeared meanwhile: look again
       if (fd < 0) {
         r.error = errno;
@@ -399,17 +437,20 @@ Performed Supervisor::open_for_write(pid_t pid, long long dirfd, const std::stri
       r.error = EACCES;
       return r;
     }
-    if (S_ISFIFO(st.st_mode) && !(flags & O_NONBLOCK) && (flags & O_ACCMODE) == O_WRONLY) {
-      // A writer's open waits for a reader: not on this thread, which answers every call.
-      int fd = ::openat(p.fd.get(), p.name.c_str(), open_flags | O_NONBLOCK);
-      if (fd >= 0) {
-        (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-        r.fd = fd;
-        return r;
-      }
-      if (errno != ENXIO) {
-        r.error = errno;
-        return r;
+    if (S_ISFIFO(st.st_mode) && !(flags & O_NONBLOCK) && (flags & O_ACCMODE) != O_RDWR) {
+      // A writer's open waits for a reader and a reader's for a writer: not on this thread,
+      // which answers every call. A writer whose reader is there already opens at once.
+      if ((flags & O_ACCMODE) == O_WRONLY) {
+        int fd = ::openat(p.fd.get(), p.name.c_str(), open_flags | O_NONBLOCK);
+        if (fd >= 0) {
+          (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+          r.fd = fd;
+          return r;
+        }
+        if (errno != ENXIO) {
+          r.error = errno;
+          return r;
+        }
       }
       int dir = ::dup(p.fd.get());
       int lis = ::dup(listener);
@@ -473,6 +514,17 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
     case SYS_mknod: case SYS_mknodat: case SYS_symlink: case SYS_symlinkat: case SYS_link: case SYS_linkat:
     case SYS_rename: case SYS_renameat: case SYS_renameat2:
       break;
+    case SYS_chmod:
+    case SYS_fchmodat: {
+      // The mode is in a register: refused here without a race. A set-user-ID or set-group-ID
+      // file left in the workspace runs as its owner for whoever executes it on the host.
+      unsigned long long mode = nr == SYS_chmod ? a[1] : a[2];
+      if (mode & (S_ISUID | S_ISGID)) {
+        r.handled = true;
+        r.error = EPERM;
+      }
+      return r;
+    }
     default: return r;
   }
   listener_ = listener;
@@ -484,8 +536,8 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
     r.error = err;
     return r;
   };
-  auto refused = [&](const std::string& path) {
-    std::string why = refusal(path);
+  auto refused = [&](const std::string& path, int parent, bool tree) {
+    std::string why = refusal(path, parent, tree);
     if (!why.empty()) {
       r.handled = true;
       r.error = EACCES;
@@ -549,13 +601,17 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
       if (int err = parent_of(pid, dirfd, p1, p)) return fail(err);
       r.path = paths::join(p.path, p.name);
       if (int err = exists_already(p)) return fail(err);
-      if (refused(r.path)) return r;
+      if (refused(r.path, p.fd.get(), false)) return r;
       mode_t mode = static_cast<mode_t>(at ? a[2] : a[1]);
       UmaskScope u(umask_of(pid));
-      if (nr == SYS_mkdir || nr == SYS_mkdirat) return done(::mkdirat(p.fd.get(), p.name.c_str(), mode));
+      if (nr == SYS_mkdir || nr == SYS_mkdirat) {
+        int rc = ::mkdirat(p.fd.get(), p.name.c_str(), mode & ~S_ISUID);
+        if (rc == 0) remember_new_dir(p.fd.get(), p.name);
+        return done(rc);
+      }
       if (p.trailing_slash) return fail(ENOENT);
       dev_t dev = static_cast<dev_t>(at ? a[3] : a[2]);
-      return done(::mknodat(p.fd.get(), p.name.c_str(), mode, dev));
+      return done(::mknodat(p.fd.get(), p.name.c_str(), mode & ~(S_ISUID | S_ISGID), dev));
     }
     case SYS_symlink:
     case SYS_symlinkat: {
@@ -566,7 +622,7 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
       if (int err = parent_of(pid, dirfd, p2, p)) return fail(err);
       r.path = paths::join(p.path, p.name);
       if (int err = exists_already(p)) return fail(err);
-      if (refused(r.path)) return r;
+      if (refused(r.path, p.fd.get(), true)) return r;
       if (p.trailing_slash) return fail(ENOENT);
       return done(::symlinkat(p1.c_str(), p.fd.get(), p.name.c_str()));
     }
@@ -583,7 +639,7 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
       if (int err = parent_of(pid, newdir, p2, np)) return fail(err);
       r.path = paths::join(np.path, np.name);
       if (int err = exists_already(np)) return fail(err);
-      if (refused(r.path)) return r;
+      if (refused(r.path, np.fd.get(), false)) return r;
       if (np.trailing_slash) return fail(ENOENT);
       sys::Fd src;
       if ((flags & AT_EMPTY_PATH) && p1.empty()) {
@@ -593,6 +649,15 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
       } else {
         Parent op;
         if (int err = parent_of(pid, olddir, p1, op)) return fail(err);
+        // Another name for a repository's config or hooks would stay writable once they are
+        // guarded (a repository made in this run is guarded from the next run on).
+        if (std::string why = link_source_refusal(paths::join(op.path, op.name)); !why.empty()) {
+          r.handled = true;
+          r.error = EPERM;
+          r.refused = why;
+          r.path = paths::join(op.path, op.name);
+          return r;
+        }
         if (flags & AT_SYMLINK_FOLLOW) {
           std::string full = paths::join(op.path, op.name);
           long fd = openat2_in(root(pid), full, O_PATH | O_CLOEXEC, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
@@ -618,9 +683,9 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
       if (int err = parent_of(pid, olddir, p1, op)) return fail(err);
       if (int err = parent_of(pid, newdir, p2, np)) return fail(err);
       r.path = paths::join(np.path, np.name);
-      if (refused(r.path)) return r;
+      if (refused(r.path, np.fd.get(), true)) return r;
       // An exchange puts something new at the old name too.
-      if ((flags & RENAME_EXCHANGE) && refused(paths::join(op.path, op.name))) return r;
+      if ((flags & RENAME_EXCHANGE) && refused(paths::join(op.path, op.name), op.fd.get(), true)) return r;
       // The kernel refuses to move a mount point only where it is one in the caller's mount
       // namespace, and this thread is in the host's: a guard's mount (or a pinned ancestor) of
       // the sandbox is found here, on the sandbox's tree, and refused as inside (EBUSY).

@@ -8,6 +8,8 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 #include <sys/types.h>
 
 #include "core/sys/fd.hpp"
@@ -32,8 +34,13 @@ class Supervisor {
  public:
   // writable: whether the plan lets the sandbox write at a path (only there are names refused;
   // elsewhere the mounts refuse every creation anyway).
-  // refuses: the reason a creation at a path is refused (empty: allowed).
-  Supervisor(std::function<bool(const std::string&)> writable, std::function<std::string(const std::string&)> refuses);
+  // refuses(path, in_new_dir, tree): the reason a creation at a path is refused (empty:
+  // allowed); see CreationGuard::refuses.
+  using Refuses = std::function<std::string(const std::string&, bool, bool)>;
+  Supervisor(std::function<bool(const std::string&)> writable, Refuses refuses);
+  // Protected names created in directories new in this run (allowed there), for the warning
+  // after the run.
+  const std::vector<std::string>& allowed_in_new_dirs() const { return allowed_new_; }
   ~Supervisor();
   // The call nr with args, from task pid; listener and id for answers that come later.
   Performed perform(pid_t pid, int nr, const unsigned long long* args, int listener, unsigned long long id);
@@ -58,11 +65,15 @@ class Supervisor {
   mode_t umask_of(pid_t pid);
   pid_t pid_inside(pid_t pid);
   bool host_proc_ = false;
-  std::string refusal(const std::string& path) const;
+  std::string refusal(const std::string& path, int parent, bool tree);
   Performed open_for_write(pid_t pid, long long dirfd, const std::string& path, int flags, mode_t mode, int listener,
                        unsigned long long id);
   std::function<bool(const std::string&)> writable_;
-  std::function<std::string(const std::string&)> refuses_;
+  Refuses refuses_;
+  std::unordered_set<unsigned long long> new_dirs_;  // (dev, inode) of directories made in this run
+  std::vector<std::string> allowed_new_;
+  bool is_new_dir(int fd) const;
+  void remember_new_dir(int parent, const std::string& name);
   sys::Fd root_;
   int listener_ = -1;
   unsigned long long id_ = 0;

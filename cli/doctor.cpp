@@ -8,6 +8,7 @@
 #include "core/log.hpp"
 #include "bwrap/sandbox.hpp"
 #include "bwrap/seccomp_rules.hpp"
+#include "core/protect.hpp"
 #include "core/sys/platform.hpp"
 
 namespace wb::cli {
@@ -54,6 +55,12 @@ int cmd_doctor(const Options& o) {
     j["policy"]["network"] = {{"allowedDomains", s.sandbox.network.allowed_domains},
                               {"deniedDomains", s.sandbox.network.denied_domains}};
   }
+  nlohmann::json table = nlohmann::json::array();
+  for (const auto& e : protected_table()) {
+    table.push_back({{"path", e.rel}, {"where", scope_name(e.scope)}, {"runsIt", e.runs_it},
+                     {"type", e.type == LeafType::kDir ? "directory" : "file"}});
+  }
+  j["protected"] = table;
   if (o.json) {
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
@@ -86,6 +93,15 @@ int cmd_doctor(const Options& o) {
     for (const auto& d : s.sandbox.network.denied_domains) std::printf("    denied: %s\n", d.c_str());
   }
   if (o.verbose) {
+    // What no sandboxed command may create or change, whatever the policy makes writable
+    // (core/protect.hpp); besides these: every repository's hooks, config, commondir,
+    // config.worktree, the files its config includes or names as core.hooksPath, and new
+    // submodule git directories.
+    std::printf("  protected (%zu; never created or changed by a sandboxed command):\n", protected_table().size());
+    for (const auto& e : protected_table()) {
+      std::string where = e.scope == ProtectScope::kAnyDepth ? "any depth" : e.scope == ProtectScope::kHome ? "~/" : "<ws>/";
+      std::printf("    %-26s %-10s %s\n", e.rel, where.c_str(), e.runs_it);
+    }
     auto rules = lnx::seccomp_rules({s.sandbox.network.allow_all_unix_sockets});
     std::printf("  seccomp rules (%zu):\n%s", rules.size(), lnx::describe_rules(rules).c_str());
   }

@@ -21,6 +21,7 @@
 #include "core/violations.hpp"
 #include "netproxy/proxy.hpp"
 #include "core/decision.hpp"
+#include "core/hash.hpp"
 #include "core/secrets.hpp"
 
 extern char** environ;
@@ -57,9 +58,12 @@ int exec_unsandboxed(const Options& o, const std::vector<std::string>& argv) {
 // the pnpm store, the yarn cache) stay read-only: what a sandboxed install leaves in a cache is
 // unpacked and run later by the host's own installs (npx reruns ~/.npm/_npx). A cache the
 // caller named in the environment is kept (then it is writable only if the policy says so).
-std::vector<std::string> sandbox_env(const std::string& tmpdir, const std::vector<std::string>& pass, bool pass_all) {
+std::vector<std::string> sandbox_env(const std::string& tmpdir, const std::string& workspace,
+                                     const std::vector<std::string>& pass, bool pass_all) {
   std::vector<std::string> env;
-  const std::string caches = tmpdir + "/caches";
+  // One set of caches per workspace: what a hostile run leaves in a cache reaches only later
+  // installs in the same workspace (which it could write anyway), never another project's.
+  const std::string caches = fmt::format("{}/caches/{:016x}", tmpdir, fnv1a(workspace));
   std::vector<std::pair<std::string, std::string>> defaults = {
       {"npm_config_cache", caches + "/npm"},             // npm, npx
       {"npm_config_store_dir", caches + "/pnpm-store"},  // pnpm's content-addressed store
@@ -260,7 +264,7 @@ int run_or_wrap(const Options& o, bool dry) {
   for (const auto& w : run.policy.warnings) log::warn(w);
   std::vector<std::string> pass = s.sandbox.pass_environment;
   pass.insert(pass.end(), o.pass_env.begin(), o.pass_env.end());
-  run.env = sandbox_env(state->tmp, pass, s.sandbox.mode == Mode::kPermissive);
+  run.env = sandbox_env(state->tmp, env->cwd, pass, s.sandbox.mode == Mode::kPermissive);
   std::string path_env;
   for (const auto& kv : run.env) {
     if (kv.rfind("PATH=", 0) == 0) path_env = kv.substr(5);

@@ -29,6 +29,7 @@ const std::vector<ProtectedEntry>& protected_table() {
       {".gitconfig", S::kWorkspace, T::kFile, "git, when included or pointed at by GIT_CONFIG"},
       {".ripgreprc", S::kWorkspace, T::kFile, "ripgrep (RIPGREP_CONFIG_PATH)"},
       {".bashrc", S::kWorkspace, T::kFile, "bash, when the workspace is someone's home"},
+      {".bash_aliases", S::kWorkspace, T::kFile, "bash (sourced by Debian's .bashrc)"},
       {".bash_profile", S::kWorkspace, T::kFile, "bash login shells"},
       {".bash_login", S::kWorkspace, T::kFile, "bash login shells"},
       {".bash_logout", S::kWorkspace, T::kFile, "bash login shells"},
@@ -50,7 +51,28 @@ const std::vector<ProtectedEntry>& protected_table() {
       {".zlogin", S::kHome, T::kFile, "zsh login shells"},
       {".zlogout", S::kHome, T::kFile, "zsh login shells"},
       {".envrc", S::kHome, T::kFile, "direnv"},
+      {".bash_aliases", S::kHome, T::kFile, "bash (sourced by Debian's .bashrc)"},
       {".inputrc", S::kHome, T::kFile, "readline (key bindings that run commands)"},
+      {".screenrc", S::kHome, T::kFile, "screen"},
+      {".xinitrc", S::kHome, T::kFile, "startx"},
+      {".xsession", S::kHome, T::kFile, "display managers"},
+      {".xprofile", S::kHome, T::kFile, "display managers"},
+      {".mailcap", S::kHome, T::kFile, "mail and file viewers run the programs it names"},
+      {".gdbinit", S::kHome, T::kFile, "gdb"},
+      {".lldbinit", S::kHome, T::kFile, "lldb"},
+      {".pdbrc", S::kHome, T::kFile, "python's pdb"},
+      {".ipython", S::kHome, T::kDir, "IPython startup scripts"},
+      {".jupyter", S::kHome, T::kDir, "Jupyter configuration (python)"},
+      {".irbrc", S::kHome, T::kFile, "irb (ruby)"},
+      {".pryrc", S::kHome, T::kFile, "pry (ruby)"},
+      {".Rprofile", S::kHome, T::kFile, "R"},
+      {".psqlrc", S::kHome, T::kFile, "psql (\\! runs commands)"},
+      {".sqliterc", S::kHome, T::kFile, "sqlite3 (.shell runs commands)"},
+      {".hgrc", S::kHome, T::kFile, "Mercurial (hooks)"},
+      {".pip", S::kHome, T::kDir, "pip (index URL)"},
+      {".gradle", S::kHome, T::kDir, "Gradle (init.d scripts)"},
+      {".m2", S::kHome, T::kDir, "Maven (settings, extensions)"},
+      {".npm-init.js", S::kHome, T::kFile, "npm init"},
       {".tmux.conf", S::kHome, T::kFile, "tmux (run-shell)"},
       {".gitconfig", S::kHome, T::kFile, "git (core.fsmonitor, aliases, hooksPath)"},
       {".config/git", S::kHome, T::kDir, "git (XDG config, attributes, ignore)"},
@@ -129,14 +151,17 @@ void CreationGuard::add_zone(const std::string& dir, std::vector<std::string> ca
   zones_.push_back({dir, std::move(carve), why});
 }
 
-std::string CreationGuard::refuses(const std::string& path) const {
+std::string CreationGuard::refuses(const std::string& path, bool in_new_dir, bool tree) const {
   std::string name = paths::basename(path);
   for (const auto& e : protected_table()) {
-    if (e.scope == ProtectScope::kAnyDepth && name == e.rel) return fmt::format("protected name: {}", e.runs_it);
+    if (e.scope == ProtectScope::kAnyDepth && name == e.rel && (!in_new_dir || name == ".wave")) {
+      return fmt::format("protected name: {}", e.runs_it);
+    }
   }
   for (const auto& p : paths_) {
-    // The path itself, a directory that would hold it, or something inside it.
-    if (paths::is_within(p.path, path) || paths::is_within(path, p.path)) return p.why;
+    // The path itself, something inside it, or (a tree or link put in place) a directory that
+    // would hold it.
+    if (paths::is_within(path, p.path) || (tree && paths::is_within(p.path, path))) return p.why;
   }
   for (const auto& z : zones_) {
     if (path == z.dir || !paths::is_within(path, z.dir)) continue;

@@ -41,7 +41,11 @@ class CreationGuard {
   // (a repository's modules/: new submodule git directories).
   void add_zone(const std::string& dir, std::vector<std::string> carve, const std::string& why);
   // Refusal reason for creating the absolute path, or empty when it may be created.
-  std::string refuses(const std::string& path) const;
+  // in_new_dir: its directory was made during this run (a fresh clone or extraction): the
+  // protected names are allowed there (warned about after the run, guarded from the next run
+  // on), except .wave, wavebox's own settings. tree: what is created may be a directory tree
+  // or a link (a rename, a symlink): then a directory that would hold a guarded path counts.
+  std::string refuses(const std::string& path, bool in_new_dir = false, bool tree = true) const;
   size_t size() const { return paths_.size() + zones_.size(); }
   std::vector<std::string> describe() const;
 

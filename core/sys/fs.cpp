@@ -152,6 +152,12 @@ Status ensure_private_dir(const std::string& path) {
   if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) return sys_error("mkdir", path, errno);
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0) return sys_error("lstat", path, errno);
+  // Ours, but opened up (a sandboxed command can chmod its TMPDIR): closed again, rather than
+  // every later run refused.
+  if (S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() && (st.st_mode & 077) != 0) {
+    Fd d(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (d.valid() && ::fchmod(d.get(), 0700) == 0) st.st_mode &= ~077;
+  }
   if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 077) != 0) {
     return make_error(ErrorKind::kSandboxFailed,
                       fmt::format("\"{}\" is not a private directory owned by this user (uid {}); "

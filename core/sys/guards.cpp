@@ -78,6 +78,17 @@ void guard_gitdir(const std::string& g, HitGuards& out, int depth, const std::st
   out.deny_write.push_back({paths::join(g, "config"), LeafType::kFile, true, "", why});
   out.deny_write.push_back({paths::join(g, "commondir"), LeafType::kFile, true, "", why});
   out.deny_write.push_back({paths::join(g, "config.worktree"), LeafType::kFile, true, "", why});
+  auto single_name = [&](const std::string& f) {
+    struct stat st;
+    if (::lstat(f.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1) out.linked.push_back(f);
+  };
+  for (const char* f : {"config", "commondir", "config.worktree"}) single_name(paths::join(g, f));
+  if (DIR* hooks = ::opendir(paths::join(g, "hooks").c_str())) {
+    while (struct dirent* e = ::readdir(hooks)) {
+      if (e->d_name[0] != '.') single_name(paths::join(paths::join(g, "hooks"), e->d_name));
+    }
+    ::closedir(hooks);
+  }
   guard_config_targets(paths::join(g, "config"), top, home, out, 0);
   guard_config_targets(paths::join(g, "config.worktree"), top, home, out, 0);
   if (depth > 8) return;
@@ -132,9 +143,16 @@ HitGuards guards_for_hits(const std::vector<ScanHit>& hits, const std::string& w
     std::string p = paths::join(h.dir, h.name);
     if (h.name == "HEAD") {
       // A bare repository's layout, which git takes for a repository before looking further up.
-      if (!h.is_dir && is_dir(paths::join(h.dir, "objects")) && is_dir(paths::join(h.dir, "refs"))) {
+      // Or HEAD with a commondir naming where objects/ and refs/ are (a linked worktree's layout).
+      bool layout = is_dir(paths::join(h.dir, "objects")) && is_dir(paths::join(h.dir, "refs"));
+      auto common = read_file(paths::join(h.dir, "commondir"));
+      if (!h.is_dir && (layout || common.ok())) {
         out.git_dirs.push_back(h.dir);
         guard_gitdir(h.dir, out, 0, home, h.dir);
+        if (common.ok() && !trim(*common).empty()) {
+          std::string c = paths::resolve(trim(*common), "/", h.dir);
+          if (is_dir(c)) guard_gitdir(c, out, 0, home, c);
+        }
       }
     } else if (h.name == ".git" && h.is_dir) {
       out.git_dirs.push_back(p);

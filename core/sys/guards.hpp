@@ -14,6 +14,9 @@ struct HitGuards {
   std::vector<std::string> writable;  // FS-5: the main repository's .git of a worktree
   std::vector<std::string> git_dirs;  // every repository found, for the after-run comparison
   std::vector<FsPolicy::Zone> zones;  // each repository's modules/: no new submodule git dirs
+  // Guarded files with more than one name: another name (a hard link elsewhere in a writable
+  // tree) would stay writable. The run is refused.
+  std::vector<std::string> linked;
 };
 
 // home: for "~/" in the paths a git config names (include.path, core.hooksPath).

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <condition_variable>
@@ -56,7 +57,7 @@ bool read_dir(int root_fd, const char* rel, std::string& subdirs, std::string& h
               bool* unreadable = nullptr) {
   Fd fd(::openat(root_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW));
   if (!fd.valid()) {
-    if (unreadable) *unreadable = errno == EACCES || errno == EPERM;
+    if (unreadable) *unreadable = errno == EACCES || errno == EPERM || errno == ENAMETOOLONG;
     return false;
   }
   if (seen) {
@@ -197,7 +198,10 @@ Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_d
       ++result.dirs_read;
       bool unreadable = false;
       if (!read_dir(root_fd.get(), *r.rel.data() ? r.rel.data() : ".", subdirs, hits, nullptr, &unreadable)) {
-        if (unreadable) result.unreadable.push_back(*r.rel.data() ? fmt::format("{}/{}", root, r.rel.data()) : root);
+        if (unreadable) {
+          std::string d = *r.rel.data() ? fmt::format("{}/{}", root, r.rel.data()) : root;
+          (d.size() >= PATH_MAX - 1 ? result.too_deep : result.unreadable).push_back(d);
+        }
         changed = true;
         continue;
       }
@@ -270,7 +274,10 @@ Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_d
       lock.lock();
       --busy;
       changed = true;
-      if (unreadable) result.unreadable.push_back(t.rel.empty() ? root : fmt::format("{}/{}", root, t.rel));
+      if (unreadable) {
+        std::string d = t.rel.empty() ? root : fmt::format("{}/{}", root, t.rel);
+        (d.size() >= PATH_MAX - 1 ? result.too_deep : result.unreadable).push_back(d);
+      }
       if (ok) {
         ++result.dirs_read;
         r.f.parent = t.parent;

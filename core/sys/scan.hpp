@@ -21,6 +21,9 @@ struct ScanResult {
   // Directories that could not be read (EACCES): what they hold is unseen, so they are guarded
   // whole (a sandboxed command could chmod them open again).
   std::vector<std::string> unreadable;
+  // Directories whose path is too long to open (ENAMETOOLONG): unseen, and no mount can be
+  // placed there either; the run is refused.
+  std::vector<std::string> too_deep;
   std::string timing;
 };
 
