@@ -273,6 +273,16 @@ void Observer::handle_one() {
   pid_t pid = static_cast<pid_t>(req->pid);
   const auto* a = req->data.args;
   int nr = req->data.nr;
+  if (nr == SYS_umask) supervisor_.forget_umasks();
+  // Creating calls are performed here, never continued: a continued call re-reads its path
+  // from the caller's memory, which another thread may have rewritten since it was checked.
+  {
+    Performed done = supervisor_.perform(pid, nr, a, listener_.get(), req->id);
+    if (done.handled) {
+      answer_performed(req->id, nr, done, tb);
+      return;
+    }
+  }
   std::vector<std::string> targets;  // paths the call writes
   auto path_at = [&](long long dirfd, unsigned long long addr) {
     std::string p;
@@ -335,14 +345,6 @@ void Observer::handle_one() {
       cwd_cache_.erase(pid);
       break;
     default: break;
-  }
-  if (nr == SYS_umask) supervisor_.forget_umasks();
-  // Creating calls are performed here, never continued: a continued call re-reads its path
-  // from the caller's memory, which another thread may have rewritten since it was checked.
-  Performed done = supervisor_.perform(pid, nr, a, listener_.get(), req->id);
-  if (done.handled) {
-    answer_performed(req->id, nr, done, tb);
-    return;
   }
   std::memset(resp, 0, resp_size_);
   resp->id = req->id;

@@ -81,6 +81,24 @@ Result<Plan> plan_mounts(const FsPolicy& policy, const LinuxFacts& facts) {
   std::vector<std::string> rw;
   for (const auto& w : policy.writable) {
     PathFact f = WB_TRY(fact(w.path));
+    // A writable path reached through a symbolic link that lies inside another writable tree:
+    // a sandboxed command could have planted it (replaced ./build by a link to ~) to make the
+    // next run write where its settings never said.
+    if (f.kind != PathKind::kMissing && f.real != w.path) {
+      for (const auto& other : policy.writable) {
+        if (&other == &w || other.path == w.path) continue;
+        const PathFact* of = find_fact(facts, other.path);
+        bool inside = paths::is_within(paths::parent(w.path), other.path) ||
+                      (of && of->kind != PathKind::kMissing && paths::is_within(paths::parent(w.path), of->real));
+        if (inside && !paths::is_within(other.path, w.path)) {
+          return make_error(ErrorKind::kSandboxFailed,
+                            fmt::format("writable path \"{}\" leads through a symbolic link inside the writable "
+                                        "\"{}\" (to \"{}\"), which a sandboxed command could have planted; name "
+                                        "the real directory in the settings instead",
+                                        w.path, other.path, f.real));
+        }
+      }
+    }
     if (f.kind == PathKind::kMissing) {
       if (!w.optional) plan.warnings.push_back(fmt::format("writable path \"{}\" does not exist; skipped", w.path));
       continue;

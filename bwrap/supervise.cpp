@@ -690,7 +690,17 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
       // namespace, and this thread is in the host's: a guard's mount (or a pinned ancestor) of
       // the sandbox is found here, on the sandbox's tree, and refused as inside (EBUSY).
       if (int err = mount_point(op.fd.get(), op.name)) return fail(err);
-      if (int err = mount_point(np.fd.get(), np.name)) return fail(err);
+      if (int err = mount_point(np.fd.get(), np.name)) {
+        // Replacing a guarded file (git writes config.lock, then renames it over config): say
+        // what refused it, in the command's error (EROFS) and in the block, not "busy".
+        if (!writable_(r.path)) {
+          r.handled = true;
+          r.error = EROFS;
+          r.refused = "protected: read-only in the sandbox";
+          return r;
+        }
+        return fail(err);
+      }
       return done(::syscall(SYS_renameat2, op.fd.get(), op.name.c_str(), np.fd.get(), np.name.c_str(), flags));
     }
     default: return r;

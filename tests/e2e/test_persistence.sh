@@ -114,6 +114,20 @@ wb run -- sh -c 'echo evil > .git/hooks/pre-commit'
 check "state: the next run works (TMPDIR opened up by chmod is closed again) and still guards" \
   bash -c '[ "$0" -ne 125 ] && [ ! -e "$1/.git/hooks/pre-commit" ]' "$RC" "$WS"
 
+# A writable directory of the settings that a run replaced by a link (to home) is refused, not
+# followed, by the next run.
+mkdir -p "$WS/build"
+printf '{"sandbox":{"enabled":true,"filesystem":{"allowWrite":["%s"]}}}' "$WS/build" > "$SCRATCH/build.json"
+wb run -- sh -c 'rm -rf build && ln -s "$HOME" build'
+wb run --settings "$SCRATCH/build.json" -- sh -c 'echo evil > build/.planted-through-link'
+check "symlinks: a writable path turned into a link is refused (125)" [ "$RC" -eq 125 ]
+check "symlinks: nothing was written through it" [ ! -e "$HOME/.planted-through-link" ]
+rm -f "$WS/build"
+# A refused write to a protected file says so, in the command's error and in the block.
+wb run -- git config user.name someone-else
+check "git config: the refusal is 'Read-only file system', not 'busy'" grep -q "Read-only file system" <<<"$OUT"
+check "git config: the block names the protection" grep -q "deny file-write $WS/.git/config (protected" <<<"$OUT"
+
 # --- Settings files: a .wave/settings*.json made in a subdirectory never configures a run there.
 mkdir -p "$WS/sub"
 twice -- sh -c 'mkdir -p sub/.wave sub/.claude; echo "{\"sandbox\":{\"enabled\":false}}" > sub/.wave/settings.json; echo "{\"sandbox\":{\"enabled\":false}}" > sub/.wave/settings.local.json; true'

@@ -246,6 +246,20 @@ TEST_CASE("plan: a missing guard needs nothing on the host: the supervisor refus
   CHECK(guarded == std::vector<std::string>{"/w/.vscode", "/w/.wave/settings.json", "/home/u/.wave/settings.json"});
 }
 
+TEST_CASE("plan: a writable path reached through a link inside another writable tree is refused") {
+  FsPolicy pol;
+  pol.writable = {{"/w", false}, {"/w/build", false}};
+  LinuxFacts f;
+  fact(f, "/w", PathKind::kDir);
+  fact(f, "/w/build", PathKind::kDir, true, "/home/u");
+  auto plan = plan_mounts(pol, f);
+  REQUIRE_FALSE(plan.ok());
+  CHECK_THAT(plan.error().message, Catch::Contains("symbolic link"));
+  pol.writable = {{"/w", false}, {"/elsewhere", false}};
+  fact(f, "/elsewhere", PathKind::kDir, true, "/data/elsewhere");  // a link the sandbox cannot reach
+  CHECK(plan_mounts(pol, f).ok());
+}
+
 TEST_CASE("plan: a guard that cannot be looked at is never dropped: what hides it is read-only") {
   FsPolicy pol;
   pol.writable = {{"/w", false}};
