@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "core/protect.hpp"
+
 namespace wb::seatbelt {
 
 Profile render_profile(const FsPolicy& policy) {
@@ -36,6 +38,18 @@ Profile render_profile(const FsPolicy& policy) {
     std::string key = fmt::format("DENY_WRITE_{}", i++);
     p.params.emplace_back(key, g.path);
     t += fmt::format("(deny file-write* (subpath (param \"{}\")))\n", key);
+  }
+  // The protected names at any depth (core/protect.hpp, the same table as Linux): constants of
+  // ours, so they may stand in the text. Seatbelt keeps no state, so a directory made during the
+  // run gets no exception here: the names are refused everywhere.
+  for (const auto& e : protected_table()) {
+    if (e.scope != ProtectScope::kAnyDepth) continue;
+    std::string re;
+    for (const char* c = e.rel; *c; ++c) {
+      if (std::string(".^$*+?()[]{}|\\").find(*c) != std::string::npos) re += '\\';
+      re += *c;
+    }
+    t += fmt::format("(deny file-write* (regex #\"/{}(/|$)\"))\n", re);
   }
   t += "(allow file-write-data (literal \"/dev/null\"))\n";
   t += "(allow network-outbound (remote ip \"localhost:*\"))\n";
