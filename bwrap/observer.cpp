@@ -107,8 +107,8 @@ bool via_symlink(const std::string& full) {
 }  // namespace
 
 Observer::Observer(std::function<bool(const std::string&)> writable, std::function<void(const Violation&)> sink,
-                   Supervisor::Refuses refuses)
-    : writable_(writable), sink_(std::move(sink)), supervisor_(writable, std::move(refuses)) {
+                   Supervisor::Refuses refuses, std::function<std::string(const std::string&)> moving)
+    : writable_(writable), sink_(std::move(sink)), supervisor_(writable, std::move(refuses), std::move(moving)) {
   struct seccomp_notif_sizes sizes {};
   if (::syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) == 0) {
     req_size_ = std::max<size_t>(sizes.seccomp_notif, sizeof(struct seccomp_notif));

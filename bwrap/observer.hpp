@@ -24,7 +24,7 @@ class Observer {
   // refuses: why a creation at a path is refused (empty: allowed); the observer performs every
   // creating call itself (bwrap/supervise.hpp).
   Observer(std::function<bool(const std::string&)> writable, std::function<void(const Violation&)> sink,
-           Supervisor::Refuses refuses);
+           Supervisor::Refuses refuses, std::function<std::string(const std::string&)> moving = nullptr);
   ~Observer();
   Observer(const Observer&) = delete;
   Observer& operator=(const Observer&) = delete;

@@ -403,7 +403,8 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   Observer observer([&plan](const std::string& path) { return write_allowed(plan, path); }, sink,
                     [&guard](const std::string& path, bool in_new_dir, bool tree) {
                       return guard.refuses(path, in_new_dir, tree);
-                    });
+                    },
+                    [&guard](const std::string& path) { return guard.moving_refused(path); });
   observer.set_host_proc(run.policy.host_proc);
   req.observer = &observer;
   outcome.observed_writes = true;

@@ -158,8 +158,9 @@ struct UmaskScope {
 
 }  // namespace
 
-Supervisor::Supervisor(std::function<bool(const std::string&)> writable, Refuses refuses)
-    : writable_(std::move(writable)), refuses_(std::move(refuses)) {}
+Supervisor::Supervisor(std::function<bool(const std::string&)> writable, Refuses refuses,
+                       std::function<std::string(const std::string&)> moving)
+    : writable_(std::move(writable)), refuses_(std::move(refuses)), moving_(std::move(moving)) {}
 
 Supervisor::~Supervisor() = default;
 
@@ -684,6 +685,16 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
       if (int err = parent_of(pid, newdir, p2, np)) return fail(err);
       r.path = paths::join(np.path, np.name);
       if (refused(r.path, np.fd.get(), true)) return r;
+      if (moving_) {
+        std::string from = paths::join(op.path, op.name);
+        if (std::string why = writable_(from) ? moving_(from) : std::string(); !why.empty()) {
+          r.handled = true;
+          r.error = EACCES;
+          r.refused = why;
+          r.path = from;
+          return r;
+        }
+      }
       // An exchange puts something new at the old name too.
       if ((flags & RENAME_EXCHANGE) && refused(paths::join(op.path, op.name), op.fd.get(), true)) return r;
       // The kernel refuses to move a mount point only where it is one in the caller's mount

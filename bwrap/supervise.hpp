@@ -37,7 +37,9 @@ class Supervisor {
   // refuses(path, in_new_dir, tree): the reason a creation at a path is refused (empty:
   // allowed); see CreationGuard::refuses.
   using Refuses = std::function<std::string(const std::string&, bool, bool)>;
-  Supervisor(std::function<bool(const std::string&)> writable, Refuses refuses);
+  // moving: why renaming a path away is refused (empty: allowed).
+  Supervisor(std::function<bool(const std::string&)> writable, Refuses refuses,
+             std::function<std::string(const std::string&)> moving = nullptr);
   // Protected names created in directories new in this run (allowed there), for the warning
   // after the run.
   const std::vector<std::string>& allowed_in_new_dirs() const { return allowed_new_; }
@@ -70,6 +72,7 @@ class Supervisor {
                        unsigned long long id);
   std::function<bool(const std::string&)> writable_;
   Refuses refuses_;
+  std::function<std::string(const std::string&)> moving_;
   std::unordered_set<unsigned long long> new_dirs_;  // (dev, inode) of directories made in this run
   std::vector<std::string> allowed_new_;
   bool is_new_dir(int fd) const;

@@ -164,10 +164,19 @@ std::string CreationGuard::refuses(const std::string& path, bool in_new_dir, boo
     if (paths::is_within(path, p.path) || (tree && paths::is_within(p.path, path))) return p.why;
   }
   for (const auto& z : zones_) {
-    if (path == z.dir || !paths::is_within(path, z.dir)) continue;
+    // The zone's directory itself (moved away, made again) or a tree put where it is.
+    if (path == z.dir || (tree && paths::is_within(z.dir, path))) return z.why;
+    if (!paths::is_within(path, z.dir)) continue;
     bool carved = std::any_of(z.carve.begin(), z.carve.end(),
                               [&](const std::string& c) { return path != c && paths::is_within(path, c); });
     if (!carved) return z.why;
+  }
+  return {};
+}
+
+std::string CreationGuard::moving_refused(const std::string& path) const {
+  for (const auto& z : zones_) {
+    if (paths::is_within(z.dir, path)) return z.why;
   }
   return {};
 }

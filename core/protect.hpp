@@ -46,6 +46,10 @@ class CreationGuard {
   // on), except .wave, wavebox's own settings. tree: what is created may be a directory tree
   // or a link (a rename, a symlink): then a directory that would hold a guarded path counts.
   std::string refuses(const std::string& path, bool in_new_dir = false, bool tree = true) const;
+  // Refusal reason for moving (renaming away) the path: a zone's directory or one that holds
+  // it (moved away, the zone could be made anew, empty). Guarded paths need no such rule: made
+  // anew, they are refused again by path.
+  std::string moving_refused(const std::string& path) const;
   size_t size() const { return paths_.size() + zones_.size(); }
   std::vector<std::string> describe() const;
 

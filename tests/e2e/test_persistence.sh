@@ -33,6 +33,11 @@ check "git: a bare-layout repository's hooks and config are protected" [ "$(sum 
 printf '[submodule "lib"]\n\tpath = lib\n\turl = ./lib\n' > "$WS/.gitmodules"
 twice -- sh -c 'mkdir -p .git/modules/lib/hooks && echo evil > .git/modules/lib/hooks/post-checkout; echo "[core] hooksPath = /tmp" > .git/modules/lib/config; true'
 check "git: no git directory for an uninitialised submodule can be planted" [ ! -e "$WS/.git/modules" ]
+mkdir -p "$WS/.git/modules/known"
+git init -q --bare "$WS/.git/modules/known"
+twice -- sh -c 'mv .git/modules .git/modules-old; mkdir -p .git/modules/lib/hooks; echo evil > .git/modules/lib/hooks/post-checkout; mkdir .git/modules/lib2; true'
+check "git: the modules directory cannot be moved away and made anew" bash -c '[ -d "$0/.git/modules/known" ] && [ ! -e "$0/.git/modules-old" ] && [ ! -e "$0/.git/modules/lib" ] && [ ! -e "$0/.git/modules/lib2" ]' "$WS"
+rm -rf "$WS/.git/modules"
 # Files the repository's config points at: include.path, core.hooksPath (husky's .husky/_).
 printf '[core]\n\thooksPath = .husky/_\n[include]\n\tpath = ../shared.gitconfig\n' >> "$WS/.git/config"
 echo "# shared" > "$WS/shared.gitconfig"

@@ -79,7 +79,7 @@ TEST_CASE("creation guard: protected names anywhere, missing guarded paths and t
   CHECK_FALSE(g.refuses("/w/x/.envrc").empty());
   CHECK_FALSE(g.refuses("/w/.git/hooks").empty());
   CHECK_FALSE(g.refuses("/w/.git/hooks/pre-commit").empty());
-  CHECK_FALSE(g.refuses("/h/.ssh").empty());  // a directory that would hold a guarded path
+  CHECK_FALSE(g.refuses("/h/.ssh").empty());  // a directory that would hold a guarded path (tree)
   CHECK_FALSE(g.refuses("/w/.git/modules/b").empty());
   CHECK_FALSE(g.refuses("/w/.git/modules/b/hooks").empty());
   CHECK(g.refuses("/w/.git/modules/a/objects").empty());
@@ -88,6 +88,15 @@ TEST_CASE("creation guard: protected names anywhere, missing guarded paths and t
   CHECK(g.refuses("/w/.github").empty());
   CHECK(g.refuses("/w/.gitignore").empty());
   CHECK(g.refuses("/w/sub/.git").empty());  // new repositories are allowed, warned about after the run
+  CHECK_FALSE(g.refuses("/w/.git/modules").empty());  // the zone itself, moved away and made again
+  CHECK_FALSE(g.moving_refused("/w/.git/modules").empty());
+  CHECK(g.moving_refused("/w/.git/objects").empty());
+  // Protected names are allowed in directories the run made, except .wave; a rename or link puts
+  // a tree in place, so a directory that would hold a guard counts then.
+  CHECK(g.refuses("/w/clone/.vscode", true).empty());
+  CHECK_FALSE(g.refuses("/w/clone/.wave", true).empty());
+  CHECK(g.refuses("/h/.ssh", false, false).empty());
+  CHECK_FALSE(g.refuses("/h/.ssh", false, true).empty());
 }
 
 TEST_CASE("permissive drops the credential list") {
