@@ -25,7 +25,7 @@ lab_up() {
   ip -n "$LAB_CL" link set "veth$LAB_ID" up
   ip -n "$LAB_UP" link set "vup$LAB_ID" up
   mkdir -p "/etc/netns/$LAB_CL"
-  printf '%s\n' "127.0.0.1 localhost loopname.test" \
+  printf '%s\n' "127.0.0.1 localhost loopname.test" "::ffff:$LAB_CL_IP mappedown.test" \
     "$LAB_UP_IP allowed.test other.test sub.allowed.test allowed.test.evil.test denied.test" > "/etc/netns/$LAB_CL/hosts"
   mkdir -p "$LAB_ROOT"
   openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=allowed.test" \

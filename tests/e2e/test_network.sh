@@ -84,6 +84,11 @@ settings '["loopname.test"]'
 lab_wb run --settings "$S" -- sh -c "curl -s -m 5 http://loopname.test/"
 check "an allowed name resolving to 127.0.0.1 is refused" grep -q "deny network-outbound loopname.test:80 (resolves to a local address (127.0.0.1))" <<<"$OUT"
 
+# ... and one that resolves to this host's own address spelled as IPv4-mapped IPv6.
+settings '["mappedown.test"]'
+lab_wb run --settings "$S" -- sh -c "curl -s -m 5 http://mappedown.test/"
+check "an allowed name resolving to ::ffff:<this host's IPv4> is refused" grep -q "deny network-outbound mappedown.test:80 (resolves to" <<<"$OUT"
+
 # No query string in reports.
 settings '["allowed.test"]'
 lab_wb run --settings "$S" -- sh -c "curl -s -m 5 'http://other.test/p?token=SECRET123'"
