@@ -232,7 +232,11 @@ void Observer::answer_performed(unsigned long long id, int nr, Performed& done, 
     symlink_cache_.clear();
   }
   if (!done.refused.empty()) {
-    sink_({"file-write", done.path, done.refused});
+    if (done.network) {
+      sink_({"network-outbound", "unix:" + done.path, done.refused});
+    } else {
+      sink_({"file-write", done.path, done.refused});
+    }
     return;
   }
   if (!done.error) {

@@ -32,6 +32,7 @@ class Observer {
   // Our end of the socket whose other end the shim holds (bwrap/exec.hpp, Launch).
   void adopt_socket(sys::Fd ours) { ours_ = std::move(ours); }
   void set_host_proc(bool v) { supervisor_.set_host_proc(v); }
+  void set_unix_sockets_open(bool v) { supervisor_.set_unix_sockets_open(v); }
   int socket_fd() const { return ours_.get(); }      // poll: the listener, then the end, arrive here
   int listener_fd() const { return listener_.get(); }  // poll: notifications arrive here
   bool ready() const { return listener_.valid(); }

@@ -406,6 +406,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
                     },
                     [&guard](const std::string& path) { return guard.moving_refused(path); });
   observer.set_host_proc(run.policy.host_proc);
+  observer.set_unix_sockets_open(run.allow_unix_sockets);
   req.observer = &observer;
   outcome.observed_writes = true;
   if (launch->relay_command_stderr) {

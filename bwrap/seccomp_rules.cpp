@@ -23,8 +23,12 @@ std::vector<SeccompRule> seccomp_rules(const SeccompOptions& o) {
   using Op = ArgCheck::Op;
   // Sockets: the proxy is the only way out (NET-3); AF_UNIX would reach host daemons (docker,
   // ssh-agent, dbus) through a read-only bind, since connect() needs no write access to a mount.
+  // Stream and seqpacket AF_UNIX sockets work inside: wavebox performs their connect and bind
+  // (bwrap/supervise.cpp) and refuses a host socket (docker, ssh-agent, D-Bus) outside the
+  // writable set. A datagram socket can sendto() any path, unseen: refused.
   if (!o.allow_unix_sockets) {
-    r.push_back({"socket", kEPERM, {{0, Op::kEq, 0, kAfUnix}}, "AF_UNIX reaches host daemons"});
+    r.push_back({"socket", kEPERM, {{0, Op::kEq, 0, kAfUnix}, {1, Op::kMaskedEq, kSockTypeMask, kSockDgram}},
+                 "a datagram socket can sendto() a host socket by path"});
     r.push_back({"socketpair", kEPERM, {{0, Op::kEq, 0, kAfUnix}, {1, Op::kMaskedEq, kSockTypeMask, kSockDgram}},
                  "a datagram end can sendto() a host socket by path"});
   }

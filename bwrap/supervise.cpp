@@ -10,10 +10,14 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -160,7 +164,10 @@ struct UmaskScope {
 
 Supervisor::Supervisor(std::function<bool(const std::string&)> writable, Refuses refuses,
                        std::function<std::string(const std::string&)> moving)
-    : writable_(std::move(writable)), refuses_(std::move(refuses)), moving_(std::move(moving)) {}
+    : writable_(std::move(writable)), refuses_(std::move(refuses)), moving_(std::move(moving)) {
+  // A little before the sandbox exists: the coarse clock that stamps inodes may lag this one.
+  ::clock_gettime(CLOCK_REALTIME_COARSE, &started_);
+}
 
 Supervisor::~Supervisor() = default;
 
@@ -508,6 +515,82 @@ Performed Supervisor::open_for_write(pid_t pid, long long dirfd, const std::stri
 
 int Supervisor::exists_already(const Parent& p) { return exists_already_at(p.fd.get(), p.name); }
 
+// connect of AF_UNIX sockets, performed here on the caller's own socket (pidfd_getfd): the
+// address is read once; a path is resolved on the sandbox's tree and connected to through
+// /proc/self/fd/DIR/NAME, so what was checked is what the kernel connects to. A socket outside
+// the writable set is a host daemon's (docker, ssh-agent, D-Bus, systemd): refused. Abstract
+// addresses are the sandbox's own (its network namespace) and pass unchanged. bind is left to
+// the kernel (the name it makes is a socket, which no tool reads as code or configuration, and
+// getsockname must report the caller's own path).
+Performed Supervisor::unix_address(pid_t pid, int nr, const unsigned long long* a) {
+  Performed r;
+  struct sockaddr_un sun {};
+  size_t len = std::min<size_t>(a[2], sizeof sun);
+  size_t got = 0;
+  if (a[1] == 0 || len < sizeof(sa_family_t) || !read_caller_memory(pid, a[1], &sun, len, &got) ||
+      got < sizeof(sa_family_t)) {
+    return r;  // the kernel answers a bad address as it would
+  }
+  if (sun.sun_family != AF_UNIX) return r;  // inet: the namespace and the proxy decide
+  r.handled = true;
+  sys::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  sys::Fd sock(pidfd.valid() ? static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), static_cast<int>(a[0]), 0))
+                             : -1);
+  if (!sock.valid()) {
+    r.error = errno == EBADF ? EBADF : ENOTSOCK;
+    return r;
+  }
+  const size_t path_len = got - offsetof(struct sockaddr_un, sun_path);
+  if (got <= offsetof(struct sockaddr_un, sun_path) || sun.sun_path[0] == '\0') {
+    // Unnamed (autobind) or abstract: looked up in the socket's own network namespace.
+    if (::connect(sock.get(), reinterpret_cast<sockaddr*>(&sun), static_cast<socklen_t>(got)) < 0) r.error = errno;
+    return r;
+  }
+  std::string path(sun.sun_path, strnlen(sun.sun_path, path_len));
+  Parent p;
+  if (int err = parent_of(pid, AT_FDCWD, path, p)) {
+    r.error = err;
+    return r;
+  }
+  r.path = paths::join(p.path, p.name);
+  {
+    struct stat st;
+    if (::fstatat(p.fd.get(), p.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      r.error = errno;
+      return r;
+    }
+    if (S_ISLNK(st.st_mode)) {
+      // A link to a socket would be followed by the kernel from here, outside the sandbox's
+      // tree; sockets are named directly.
+      r.error = ELOOP;
+      return r;
+    }
+    // The sandbox's own sockets are bound during the run, in a place it may write; any other is
+    // a host daemon's (docker, ssh-agent, D-Bus, a dev server's), wherever it is.
+    // (Strictly after the coarse clock's tick at start: a host chmod just before the run may
+    // share that tick; the sandbox's own bind comes milliseconds later.)
+    const bool made_in_run = st.st_ctim.tv_sec > started_.tv_sec ||
+                             (st.st_ctim.tv_sec == started_.tv_sec && st.st_ctim.tv_nsec > started_.tv_nsec);
+    if (!writable_(r.path) || !made_in_run) {
+      r.error = EACCES;
+      r.refused = writable_(r.path) ? "a host socket, not one the sandbox made" : "a host socket, outside the sandbox's writable places";
+      r.network = true;
+      return r;
+    }
+  }
+  struct sockaddr_un via {};
+  via.sun_family = AF_UNIX;
+  std::string through = fmt::format("/proc/self/fd/{}/{}", p.fd.get(), p.name);
+  if (through.size() >= sizeof via.sun_path) {
+    r.error = ENAMETOOLONG;
+    return r;
+  }
+  std::memcpy(via.sun_path, through.c_str(), through.size() + 1);
+  socklen_t vlen = static_cast<socklen_t>(offsetof(struct sockaddr_un, sun_path) + through.size() + 1);
+  if (::connect(sock.get(), reinterpret_cast<sockaddr*>(&via), vlen) < 0) r.error = errno;
+  return r;
+}
+
 Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, int listener, unsigned long long id) {
   Performed r;
   switch (nr) {
@@ -515,6 +598,13 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
     case SYS_mknod: case SYS_mknodat: case SYS_symlink: case SYS_symlinkat: case SYS_link: case SYS_linkat:
     case SYS_rename: case SYS_renameat: case SYS_renameat2:
       break;
+    case SYS_connect: {
+      if (unix_sockets_open_) return r;
+      listener_ = listener;
+      id_ = id;
+      NoCapsScope no_caps;
+      return unix_address(pid, nr, a);
+    }
     case SYS_chmod:
     case SYS_fchmodat: {
       // The mode is in a register: refused here without a race. A set-user-ID or set-group-ID

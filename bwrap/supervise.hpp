@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <vector>
 #include <sys/types.h>
+#include <time.h>
 
 #include "core/sys/fd.hpp"
 
@@ -28,6 +29,7 @@ struct Performed {
   std::string path;         // the absolute path created (or refused), for reports
   std::string refused;      // why a protected name was refused
   bool deferred = false;    // answered later from another thread (a FIFO waiting for its reader)
+  bool network = false;     // the refusal is a connection (a host Unix socket), not a write
 };
 
 class Supervisor {
@@ -50,6 +52,8 @@ class Supervisor {
   // Drops the effective capabilities of the calling thread for good (the observer's thread),
   // so that what it performs is checked as for the sandboxed process (no DAC override).
   static void drop_thread_privileges();
+  // network.allowAllUnixSockets: AF_UNIX connect and bind go to the kernel unchecked.
+  void set_unix_sockets_open(bool v) { unix_sockets_open_ = v; }
   // The sandbox keeps the host's /proc (enableWeakerNestedSandbox).
   void set_host_proc(bool v) { host_proc_ = v; }
 
@@ -67,6 +71,9 @@ class Supervisor {
   mode_t umask_of(pid_t pid);
   pid_t pid_inside(pid_t pid);
   bool host_proc_ = false;
+  bool unix_sockets_open_ = false;
+  struct timespec started_ {};
+  Performed unix_address(pid_t pid, int nr, const unsigned long long* a);
   std::string refusal(const std::string& path, int parent, bool tree);
   Performed open_for_write(pid_t pid, long long dirfd, const std::string& path, int flags, mode_t mode, int listener,
                        unsigned long long id);

@@ -11,8 +11,15 @@ expect() {  # name errno
   if [ "$got" = "$2" ]; then pass "$1 -> $2"; else fail "$1: expected errno $2, got '${got:-missing}'"; fi
 }
 EPERM=1 ENOSYS=38 EAFNOSUPPORT=97
-expect socket_unix $EPERM
-expect socket_unix_highbits $EPERM
+# Stream Unix sockets work inside (the supervisor performs connect and refuses host sockets);
+# datagram ones, which can sendto() any path unseen, are refused.
+expect socket_unix 0
+expect socket_unix_dgram $EPERM
+expect socket_unix_dgram_highbits $EPERM
+expect openat2 $ENOSYS
+expect fchmodat2 $ENOSYS
+expect fchmod_setuid $EPERM
+expect fchmod_setgid $EPERM
 expect socket_packet $EAFNOSUPPORT
 expect socket_bluetooth $EAFNOSUPPORT
 expect socketpair_unix_dgram $EPERM
@@ -91,6 +98,27 @@ except OSError as e:
   kill $lpid 2>/dev/null; wait $lpid 2>/dev/null
   check "the host Unix listeners received nothing" bash -c '[ ! -s "$0" ]' "$log"
   check "the sandboxed attempts were refused" bash -c '! grep -q "^sent" <<<"$0"' "$OUT"
+  check "the refused host socket is reported" grep -q "deny network-outbound unix:$sock" <<<"$OUT"
+fi
+
+# Unix sockets the sandbox makes itself work (multiprocessing, asyncio, socketpair): only the
+# host's are out of reach.
+if command -v python3 >/dev/null; then
+  wb run -- python3 -c "
+import asyncio, multiprocessing, socket
+a, b = socket.socketpair(); a.sendall(b'pair'); print('socketpair', b.recv(4).decode())
+m = multiprocessing.Manager(); d = m.dict(); d['k'] = 'v'; print('manager', d['k']); m.shutdown()
+async def main():
+    async def echo(r, w):
+        w.write(await r.read(5)); await w.drain(); w.close()
+    srv = await asyncio.start_unix_server(echo, path='echo.sock')
+    r, w = await asyncio.open_unix_connection('echo.sock'); w.write(b'hello')
+    print('asyncio', (await r.read(5)).decode()); w.close(); srv.close()
+asyncio.run(main())"
+  check "a socketpair works inside" grep -q "socketpair pair" <<<"$OUT"
+  check "multiprocessing.Manager works inside" grep -q "manager v" <<<"$OUT"
+  check "an asyncio Unix server and client work inside" grep -q "asyncio hello" <<<"$OUT"
+  rm -f "$WS/echo.sock"
 fi
 
 # Escape tools fail; real tools still work under the filter.

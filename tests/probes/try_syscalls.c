@@ -34,6 +34,16 @@ static long sock(long family, long type) {
 int main(void) {
   report("socket_unix", sock(AF_UNIX, SOCK_STREAM));
   report("socket_unix_highbits", sock(0x100000000L | AF_UNIX, SOCK_STREAM));
+  report("socket_unix_dgram", sock(AF_UNIX, SOCK_DGRAM));
+  report("socket_unix_dgram_highbits", sock(0x100000000L | AF_UNIX, 0x100000000L | SOCK_DGRAM));
+  report("openat2", syscall(SYS_openat2, AT_FDCWD, "/", NULL, 0));
+  report("fchmodat2", syscall(452 /* fchmodat2 */, AT_FDCWD, ".", 0755, 0));
+  {
+    int fd = open(".", O_RDONLY | O_DIRECTORY);
+    report("fchmod_setuid", syscall(SYS_fchmod, fd, 04755));
+    report("fchmod_setgid", syscall(SYS_fchmod, fd, 02755));
+    close(fd);
+  }
   report("socket_packet", sock(AF_PACKET, SOCK_RAW));
   report("socket_bluetooth", sock(31, SOCK_STREAM));
   report("socket_family_999", sock(999, SOCK_STREAM));
