@@ -766,7 +766,17 @@ static int observed_init(char** args) {
    * up, or died), and nothing is placed and nothing runs. */
   if (receive_stdio(sock_fd) != 0) return 125;
   int placed = 0;
+  /* Every mount's source is held open until the tree is made read-only: a workspace with many
+   * protected folders (node_modules) needs more than the usual 1024 descriptors. The caller's
+   * limit is back before the command starts. */
+  struct rlimit nofile;
+  int raised = 0;
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+    struct rlimit up = {nofile.rlim_max, nofile.rlim_max};
+    raised = setrlimit(RLIMIT_NOFILE, &up) == 0;
+  }
   if (place_mounts(mounts_fd, &placed) != 0) return 125;
+  if (raised && setrlimit(RLIMIT_NOFILE, &nofile) != 0) return die("restoring RLIMIT_NOFILE");
   if (!placed) return errno = EINVAL, die("the mount list is empty");
   if (drop_capabilities() != 0) return 125;
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return die("no_new_privs");

@@ -100,4 +100,12 @@ for r in $(seq 1 20); do
 done
 check "80 runs, four at a time in one workspace: none failed $(head -c 300 "$SCRATCH/conc.fail" 2>/dev/null)" [ ! -s "$SCRATCH/conc.fail" ]
 check "and no stub is left behind" [ "$(snapshot "$WS")" = "$before" ]
+# A workspace with more protected folders than the usual 1024 descriptors (node_modules whose
+# packages ship .vscode or .idea): every one is guarded, and the run works.
+mkdir -p "$WS/many"
+for i in $(seq 1 1100); do mkdir -p "$WS/many/p$i/.idea"; done
+wb run -- sh -c 'echo evil > many/p7/.idea/workspace.xml; echo ran'
+check "1100 protected folders: the run works" grep -qx ran <<<"$OUT"
+check "... and each is guarded" [ ! -e "$WS/many/p7/.idea/workspace.xml" ]
+rm -rf "$WS/many"
 finish
