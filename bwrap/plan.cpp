@@ -79,6 +79,7 @@ Result<Plan> plan_mounts(const FsPolicy& policy, const LinuxFacts& facts) {
   };
 
   std::vector<std::string> rw;
+  std::set<std::string> over_guard;  // writable even inside a guard (wavebox's own cache dir)
   for (const auto& w : policy.writable) {
     PathFact f = WB_TRY(fact(w.path));
     // A writable path reached through a symbolic link that lies inside another writable tree:
@@ -104,6 +105,7 @@ Result<Plan> plan_mounts(const FsPolicy& policy, const LinuxFacts& facts) {
       continue;
     }
     if (std::find(rw.begin(), rw.end(), f.real) == rw.end()) rw.push_back(f.real);
+    if (w.over_guard) over_guard.insert(f.real);
   }
 
   std::vector<std::string> ro;
@@ -139,7 +141,8 @@ Result<Plan> plan_mounts(const FsPolicy& policy, const LinuxFacts& facts) {
     }
   }
   // denyWrite wins over allowWrite: a writable root inside a protected tree is dropped.
-  rw.erase(std::remove_if(rw.begin(), rw.end(), [&](const std::string& r) { return within_any(r, ro); }),
+  rw.erase(std::remove_if(rw.begin(), rw.end(),
+                          [&](const std::string& r) { return within_any(r, ro) && !over_guard.count(r); }),
            rw.end());
 
   ReadRules rules;

@@ -45,6 +45,7 @@ struct Prepared {
   Plan plan;
   CreationGuard guard;  // what the supervisor refuses to create
   std::vector<std::string> protected_hits;  // protected names found by the scan before the run
+  std::vector<std::string> repo_dirs;       // every git directory guarded
   std::vector<std::string> git_dirs;
   std::vector<std::string> scan_roots;
 };
@@ -118,6 +119,7 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
     run.policy.deny_write.push_back({u, LeafType::kDir, true, "", "a directory wavebox could not look into"});
   }
   p.git_dirs = std::move(guards.git_dirs);
+  p.repo_dirs = std::move(guards.repo_dirs);
   for (const auto& h : hits) {
     if (is_protected_name(h.name)) p.protected_hits.push_back(paths::join(h.dir, h.name));
   }
@@ -155,6 +157,7 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
     if (p.plan.stubs.empty()) {
       for (const auto& c : p.plan.create_guards) p.guard.add_path(c.path, c.why);
       for (const auto& z : run.policy.zones) p.guard.add_zone(z.dir, z.carve, z.why);
+      for (const auto& g : p.repo_dirs) p.guard.add_repository(g);
       return p;
     }
     if (!stubs) {
@@ -245,7 +248,7 @@ void warn_new_repositories(const Prepared& before, const std::string& cache, con
   std::set<std::string> had(before.protected_hits.begin(), before.protected_hits.end());
   for (const auto& h : *hits) {
     std::string p = paths::join(h.dir, h.name);
-    if (!is_protected_name(h.name) || had.count(p) || !warned.insert(p).second) continue;
+    if (!is_protected_name(h.name) || in_dependency_tree(p) || had.count(p) || !warned.insert(p).second) continue;
     log::warn(fmt::format("the command created \"{}\" in a directory it made during this run (a clone or an "
                           "extraction, so it was allowed); it is protected from the next run on. Check it before "
                           "opening that directory with a tool that loads it",

@@ -12,7 +12,7 @@ constexpr std::uint64_t kAfUnix = 1, kAfInet = 2, kAfInet6 = 10, kAfNetlink = 16
 constexpr std::uint64_t kSockDgram = 2, kSockTypeMask = 0xf;
 constexpr std::uint64_t kCloneNewUser = 0x10000000;
 constexpr std::uint64_t kTiocsti = 0x5412, kTioclinux = 0x541C;
-constexpr std::uint64_t kSetUid = 04000, kSetGid = 02000;
+constexpr std::uint64_t kSetUid = 04000, kSetGid = 02000, kSticky = 01000, kOtherWrite = 02;
 
 SeccompRule always(const char* name, int err, const char* why) { return {name, err, {}, why}; }
 
@@ -60,6 +60,8 @@ std::vector<SeccompRule> seccomp_rules(const SeccompOptions& o) {
   for (std::uint64_t bit : {kSetUid, kSetGid}) {
     r.push_back({"fchmod", kEPERM, {{1, Op::kMaskedEq, bit, bit}}, "set-user-ID and set-group-ID modes"});
   }
+  // World-writable without the sticky bit: another local user could rewrite what the user runs.
+  r.push_back({"fchmod", kEPERM, {{1, Op::kMaskedEq, kSticky | kOtherWrite, kOtherWrite}}, "world-writable modes"});
   for (const char* s : {"mount", "umount2", "pivot_root", "chroot", "setns"}) {
     r.push_back(always(s, kEPERM, "mount table and namespaces are fixed by the sandbox"));
   }

@@ -136,6 +136,20 @@ std::string link_source_refusal(const std::string& src) {
   return {};
 }
 
+// Whether the caller's descriptor n was opened for writing (its fdinfo's flags).
+bool descriptor_writable(pid_t pid, int n) {
+  sys::Fd f(::open(fmt::format("/proc/{}/fdinfo/{}", pid, n).c_str(), O_RDONLY | O_CLOEXEC));
+  if (!f.valid()) return false;
+  char buf[256];
+  ssize_t len = ::read(f.get(), buf, sizeof buf - 1);
+  if (len <= 0) return false;
+  buf[len] = 0;
+  const char* fl = std::strstr(buf, "flags:");
+  if (!fl) return false;
+  unsigned long flags = std::strtoul(fl + 6, nullptr, 8);
+  return (flags & O_ACCMODE) == O_WRONLY || (flags & O_ACCMODE) == O_RDWR;
+}
+
 // EEXIST when the name is taken (the call would fail so; answered here, so that a name removed
 // by another thread right after this look is not then created unchecked).
 int exists_already_at(int dir, const std::string& name) {
@@ -347,6 +361,12 @@ Performed Supervisor::open_for_write(pid_t pid, long long dirfd, const std::stri
           r.error = EEXIST;
           return r;
         }
+        // Only as the descriptor itself allows: a read-only stdin (a host file the caller
+        // redirected) must not come back writable.
+        if ((flags & O_ACCMODE) != O_RDONLY && !descriptor_writable(pid, n)) {
+          r.error = EACCES;
+          return r;
+        }
         int fd = ::open(fmt::format("/proc/{}/fd/{}", pid, n).c_str(),
                         (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
         if (fd < 0) {
@@ -386,6 +406,12 @@ Performed Supervisor::open_for_write(pid_t pid, long long dirfd, const std::stri
       return r;
     }
     r.path = paths::join(p.path, p.name);
+    if (paths::is_within(r.path, "/proc")) {
+      // Another process's /proc entries (/proc/1/mem): this thread's credentials are not the
+      // caller's (it owns the sandbox's user namespace), so they are not opened here at all.
+      r.error = EACCES;
+      return r;
+    }
     struct stat st;
     if (::fstatat(p.fd.get(), p.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno != ENOENT || !(flags & O_CREAT)) {
@@ -403,7 +429,7 @@ Performed Supervisor::open_for_write(pid_t pid, long long dirfd, const std::stri
       }
       UmaskScope u(umask_of(pid));
       int fd = ::openat(p.fd.get(), p.name.c_str(), flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                        mode & ~(S_ISUID | S_ISGID));
+                        mode & ~(S_ISUID | S_ISGID | S_IWOTH));
       if (fd < 0 && errno == EEXIST && !(flags & O_EXCL)) continue;  // appeared meanwhile: look again
       if (fd < 0) {
         r.error = errno;
@@ -610,7 +636,9 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
       // The mode is in a register: refused here without a race. A set-user-ID or set-group-ID
       // file left in the workspace runs as its owner for whoever executes it on the host.
       unsigned long long mode = nr == SYS_chmod ? a[1] : a[2];
-      if (mode & (S_ISUID | S_ISGID)) {
+      // World-writable (without the sticky bit): another local user could then rewrite what the
+      // user runs later (chmod 777 .git).
+      if ((mode & (S_ISUID | S_ISGID)) || ((mode & S_IWOTH) && !(mode & S_ISVTX))) {
         r.handled = true;
         r.error = EPERM;
       }
@@ -696,13 +724,13 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
       mode_t mode = static_cast<mode_t>(at ? a[2] : a[1]);
       UmaskScope u(umask_of(pid));
       if (nr == SYS_mkdir || nr == SYS_mkdirat) {
-        int rc = ::mkdirat(p.fd.get(), p.name.c_str(), mode & ~S_ISUID);
+        int rc = ::mkdirat(p.fd.get(), p.name.c_str(), (mode & S_ISVTX) ? mode & ~S_ISUID : mode & ~(S_ISUID | S_IWOTH));
         if (rc == 0) remember_new_dir(p.fd.get(), p.name);
         return done(rc);
       }
       if (p.trailing_slash) return fail(ENOENT);
       dev_t dev = static_cast<dev_t>(at ? a[3] : a[2]);
-      return done(::mknodat(p.fd.get(), p.name.c_str(), mode & ~(S_ISUID | S_ISGID), dev));
+      return done(::mknodat(p.fd.get(), p.name.c_str(), mode & ~(S_ISUID | S_ISGID | S_IWOTH), dev));
     }
     case SYS_symlink:
     case SYS_symlinkat: {

@@ -58,20 +58,22 @@ int exec_unsandboxed(const Options& o, const std::vector<std::string>& argv) {
 // the pnpm store, the yarn cache) stay read-only: what a sandboxed install leaves in a cache is
 // unpacked and run later by the host's own installs (npx reruns ~/.npm/_npx). A cache the
 // caller named in the environment is kept (then it is writable only if the policy says so).
-std::vector<std::string> sandbox_env(const std::string& tmpdir, const std::string& workspace,
+std::vector<std::string> sandbox_env(const std::string& tmpdir, const std::string& caches,
                                      const std::vector<std::string>& pass, bool pass_all) {
   std::vector<std::string> env;
-  // One set of caches per workspace: what a hostile run leaves in a cache reaches only later
-  // installs in the same workspace (which it could write anyway), never another project's.
-  const std::string caches = fmt::format("{}/caches/{:016x}", tmpdir, fnv1a(workspace));
+  // One set of caches per workspace, writable by that workspace's runs only: what a hostile
+  // run leaves in a cache reaches only later installs of the same workspace (which it could
+  // write anyway), never another project's. (pnpm's settings go through PNPM_HOME and the XDG
+  // directories: as npm_config_* variables, npm warns about each.)
   std::vector<std::pair<std::string, std::string>> defaults = {
-      {"npm_config_cache", caches + "/npm"},             // npm, npx
-      {"npm_config_store_dir", caches + "/pnpm-store"},  // pnpm's content-addressed store
-      {"npm_config_cache_dir", caches + "/pnpm-cache"},  // pnpm's metadata cache
-      {"npm_config_state_dir", caches + "/pnpm-state"},  // pnpm's state (XDG_STATE_HOME)
-      {"YARN_CACHE_FOLDER", caches + "/yarn"},           // yarn 1
-      {"YARN_GLOBAL_FOLDER", caches + "/yarn-berry"},    // yarn 2+
+      {"npm_config_cache", caches + "/npm"},         // npm, npx
+      {"PNPM_HOME", caches + "/pnpm"},               // pnpm's store and global bin
+      {"XDG_CACHE_HOME", caches + "/xdg-cache"},     // pnpm's metadata, pip's cache, ...
+      {"XDG_STATE_HOME", caches + "/xdg-state"},     // pnpm's state
+      {"YARN_CACHE_FOLDER", caches + "/yarn"},       // yarn 1
+      {"YARN_GLOBAL_FOLDER", caches + "/yarn-berry"},  // yarn 2+
   };
+  if (caches.empty()) defaults.clear();
   for (char** e = environ; *e; ++e) {
     std::string kv = *e;
     if (kv.rfind("TMPDIR=", 0) == 0) continue;
@@ -260,11 +262,12 @@ int run_or_wrap(const Options& o, bool dry) {
   lnx::LinuxRun run;
   run.cwd = env->cwd;
   run.home = env->home;
-  run.policy = make_fs_policy(s.sandbox, policy_context(*env, *state, o), o.network_only);
+  const PolicyContext ctx = policy_context(*env, *state, o);
+  run.policy = make_fs_policy(s.sandbox, ctx, o.network_only);
   for (const auto& w : run.policy.warnings) log::warn(w);
   std::vector<std::string> pass = s.sandbox.pass_environment;
   pass.insert(pass.end(), o.pass_env.begin(), o.pass_env.end());
-  run.env = sandbox_env(state->tmp, env->cwd, pass, s.sandbox.mode == Mode::kPermissive);
+  run.env = sandbox_env(state->tmp, ctx.cache_dir, pass, s.sandbox.mode == Mode::kPermissive);
   std::string path_env;
   for (const auto& kv : run.env) {
     if (kv.rfind("PATH=", 0) == 0) path_env = kv.substr(5);

@@ -103,6 +103,9 @@ PolicyContext policy_context(const Environment& env, const sys::StateDir& state,
   ctx.state_dir = state.root;
   ctx.state_base = state.base;
   ctx.state_paths = {state.stubs};
+  // Each workspace's caches beside TMPDIR, writable only by its own runs: another project's
+  // sandbox cannot leave packages there that this one's installs would then unpack and run.
+  if (auto c = sys::ensure_cache_dir(state, env.cwd); c.ok()) ctx.cache_dir = *c;
   ctx.settings_files = env.guarded_files;
   // What later runs execute outside any sandbox: wavebox itself, its shim, the bubblewrap named
   // by sandbox.bwrapPath (a build tree in the workspace, a tool in ~/.local/bin).

@@ -65,6 +65,7 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
 
   p.writable.push_back({ctx.workspace, false});
   p.writable.push_back({ctx.tmpdir, false});
+  if (!ctx.cache_dir.empty()) p.writable.push_back({ctx.cache_dir, false, true});
   // FS-6: package managers get caches of the sandbox's own (in TMPDIR, named by the
   // environment: cli/run.cpp), not the host's ~/.npm, pnpm store or yarn cache: what a sandboxed
   // install puts in a cache is later unpacked and run by the host's installs (npx reruns
@@ -110,9 +111,11 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
   auto guard_state = [&](const std::string& path) {
     if (path.empty()) return;
     if (!ctx.tmpdir.empty() && paths::is_within(ctx.tmpdir, path)) {
-      p.zones.push_back({path, {ctx.tmpdir}, why_state});
+      std::vector<std::string> carve = {ctx.tmpdir};
+      if (!ctx.cache_dir.empty()) carve.push_back(ctx.cache_dir);
+      p.zones.push_back({path, carve, why_state});
       for (const char* part : {"stubs", "stubpool", "stubpool-aside", "scan", "seccomp", "unreadable", "bwrap-version",
-                               "userns-ok"}) {
+                               "userns-ok", "caches"}) {
         add_guard(p.deny_write, {paths::join(path, part), LeafType::kDir, true, "", why_state});
       }
     } else {

@@ -23,12 +23,16 @@ struct GuardedPath {
 struct WritableRoot {
   std::string path;
   bool optional = false;  // a default (package cache): skipped silently when missing
+  // Writable even inside a guarded tree: wavebox's own per-workspace cache dir, inside its
+  // guarded state (where every other workspace's caches stay read-only).
+  bool over_guard = false;
 };
 
 struct PolicyContext {
   std::string home;
   std::string workspace;  // the command's working directory
   std::string tmpdir;     // wavebox's per-user temp dir, writable, exported as TMPDIR
+  std::string cache_dir;  // this workspace's package caches (beside TMPDIR), writable
   std::string state_dir;  // wavebox's own state (caches, stubs): never writable inside
   std::string state_base;  // the directory holding tmpdir and wavebox's other files in /tmp
   std::vector<std::string> state_paths;  // more of ours outside both (the stub registry)

@@ -151,12 +151,36 @@ void CreationGuard::add_zone(const std::string& dir, std::vector<std::string> ca
   zones_.push_back({dir, std::move(carve), why});
 }
 
+void CreationGuard::add_repository(const std::string& gitdir) { repos_.insert(gitdir); }
+
+bool in_dependency_tree(const std::string& path) {
+  return path.find("/node_modules/") != std::string::npos;
+}
+
 std::string CreationGuard::refuses(const std::string& path, bool in_new_dir, bool tree) const {
   std::string name = paths::basename(path);
+  // Inside node_modules, packages' own editor folders are nobody's project: no host tool opens
+  // them, and guarding them made `rm -rf node_modules` fail (repositories there stay guarded).
+  const bool deps = in_dependency_tree(path);
   for (const auto& e : protected_table()) {
-    if (e.scope == ProtectScope::kAnyDepth && name == e.rel && (!in_new_dir || name == ".wave")) {
+    if (e.scope == ProtectScope::kAnyDepth && name == e.rel && (!in_new_dir || name == ".wave") &&
+        (!deps || name == ".wave")) {
       return fmt::format("protected name: {}", e.runs_it);
     }
+  }
+  // HEAD in a directory that existed and is no repository: with objects and refs beside it
+  // (files do: git only checks they can be entered), git takes that directory for a bare
+  // repository before looking further up, and runs what its config says. Repositories made in
+  // this run (a new directory) are warned about and guarded from the next run on.
+  auto in_repo = [&](const std::string& dir) {
+    // The nearest known git directory at or above dir (logs/HEAD, refs/remotes/origin/HEAD).
+    for (std::string d = dir; d.size() > 1; d = paths::parent(d)) {
+      if (repos_.count(d)) return true;
+    }
+    return false;
+  };
+  if (name == "HEAD" && !in_new_dir && !in_repo(paths::parent(path))) {
+    return "HEAD would make this directory a repository that git trusts";
   }
   for (const auto& p : paths_) {
     // The path itself, something inside it, or (a tree or link put in place) a directory that

@@ -2,6 +2,7 @@
 // What a sandboxed command must never leave behind: the one table of protected names (what
 // runs or trusts each, and where), and the rule the supervisor applies to every creation.
 // Pure: shared by both backends and printed by `wavebox doctor -v`.
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,9 @@ class CreationGuard {
   // A protected path that does not exist: creating it, an ancestor of it or anything below it
   // is refused (a directory renamed into place counts as created).
   void add_path(const std::string& path, const std::string& why);
+  // A repository's git directory: HEAD may be written there (git checkout), nowhere else that
+  // existed before the run.
+  void add_repository(const std::string& gitdir);
   // A directory in which nothing new may appear except below one of the carve-outs
   // (a repository's modules/: new submodule git directories).
   void add_zone(const std::string& dir, std::vector<std::string> carve, const std::string& why);
@@ -64,6 +68,10 @@ class CreationGuard {
   };
   std::vector<Path> paths_;
   std::vector<Zone> zones_;
+  std::set<std::string> repos_;
 };
+
+// Whether a path lies in a package manager's dependency tree (node_modules).
+bool in_dependency_tree(const std::string& path);
 
 }  // namespace wb

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/hash.hpp"
 #include "core/paths.hpp"
 #include "core/sys/fd.hpp"
 
@@ -204,6 +205,14 @@ Result<StateDir> ensure_state_dir() {
     ::fchmod(fd.get(), 0000);
   }
   return s;
+}
+
+Result<std::string> ensure_cache_dir(const StateDir& state, const std::string& workspace) {
+  std::string caches = state.base + "/caches";
+  WB_TRY(ensure_private_dir(caches));
+  std::string dir = fmt::format("{}/{:016x}", caches, fnv1a(workspace));
+  WB_TRY(ensure_private_dir(dir));
+  return dir;
 }
 
 namespace {

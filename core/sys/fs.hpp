@@ -48,6 +48,8 @@ struct StateDir {
   std::string placeholder;
 };
 Result<StateDir> ensure_state_dir();
+// The package caches of one workspace's sandboxed runs: base/caches/HASH, made private.
+Result<std::string> ensure_cache_dir(const StateDir& state, const std::string& workspace);
 
 // Raises this process's soft RLIMIT_NOFILE to the hard limit (the proxy holds two sockets per
 // tunnel) and remembers the original, which children get back before exec.

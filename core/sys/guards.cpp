@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/paths.hpp"
+#include "core/protect.hpp"
 #include "core/sys/fs.hpp"
 
 namespace wb::sys {
@@ -74,6 +75,7 @@ void guard_config_targets(const std::string& config, const std::string& top, con
 // A git directory's code-bearing files, and whatever its config points git at.
 void guard_gitdir(const std::string& g, HitGuards& out, int depth, const std::string& home, const std::string& top) {
   const std::string why = "git runs or trusts it";
+  out.repo_dirs.push_back(g);
   out.deny_write.push_back({paths::join(g, "hooks"), LeafType::kDir, true, "", why});
   out.deny_write.push_back({paths::join(g, "config"), LeafType::kFile, true, "", why});
   out.deny_write.push_back({paths::join(g, "commondir"), LeafType::kFile, true, "", why});
@@ -127,6 +129,7 @@ void guard_gitdir(const std::string& g, HitGuards& out, int depth, const std::st
       std::string n = e->d_name;
       if (n == "." || n == "..") continue;
       std::string sub = paths::join(wt, n);
+      out.repo_dirs.push_back(sub);
       out.deny_write.push_back({paths::join(sub, "commondir"), LeafType::kFile, false, ""});
       out.deny_write.push_back({paths::join(sub, "config.worktree"), LeafType::kFile, false, ""});
       out.deny_write.push_back({paths::join(sub, "gitdir"), LeafType::kFile, false, ""});
@@ -144,7 +147,8 @@ HitGuards guards_for_hits(const std::vector<ScanHit>& hits, const std::string& w
     if (h.name == "HEAD") {
       // A bare repository's layout, which git takes for a repository before looking further up.
       // Or HEAD with a commondir naming where objects/ and refs/ are (a linked worktree's layout).
-      bool layout = is_dir(paths::join(h.dir, "objects")) && is_dir(paths::join(h.dir, "refs"));
+      // (git only checks that objects and refs can be entered: plain files pass for it too.)
+      bool layout = exists(paths::join(h.dir, "objects")) && exists(paths::join(h.dir, "refs"));
       auto common = read_file(paths::join(h.dir, "commondir"));
       if (!h.is_dir && (layout || common.ok())) {
         out.git_dirs.push_back(h.dir);
@@ -170,6 +174,7 @@ HitGuards guards_for_hits(const std::vector<ScanHit>& hits, const std::string& w
       std::string gitdir = paths::resolve(target, "/", h.dir);
       if (!is_dir(gitdir)) continue;
       std::string common = gitdir;
+      out.repo_dirs.push_back(gitdir);
       if (auto c = read_file(paths::join(gitdir, "commondir")); c.ok()) {
         common = paths::resolve(trim(*c), "/", gitdir);
         out.deny_write.push_back({paths::join(gitdir, "commondir"), LeafType::kFile, false, ""});
@@ -178,7 +183,7 @@ HitGuards guards_for_hits(const std::vector<ScanHit>& hits, const std::string& w
       guard_gitdir(common, out, 0, home, h.dir);
       // FS-5: git in a worktree writes locks, objects and refs in the main repository.
       if (h.dir == workspace && is_dir(common)) out.writable.push_back(common);
-    } else {
+    } else if (!in_dependency_tree(p)) {
       for (auto& g : guarded_for_entry(h.dir, h.name, h.dir == workspace)) out.deny_write.push_back(g);
     }
   }

@@ -14,6 +14,7 @@ struct HitGuards {
   std::vector<std::string> writable;  // FS-5: the main repository's .git of a worktree
   std::vector<std::string> git_dirs;  // every repository found, for the after-run comparison
   std::vector<FsPolicy::Zone> zones;  // each repository's modules/: no new submodule git dirs
+  std::vector<std::string> repo_dirs;  // every git directory guarded (a worktree's, a submodule's)
   // Guarded files with more than one name: another name (a hard link elsewhere in a writable
   // tree) would stay writable. The run is refused.
   std::vector<std::string> linked;

@@ -43,6 +43,7 @@ struct Seen {
   std::uint64_t ino = 0;
   std::int64_t mtime_s = 0, mtime_ns = 0;
   bool dir = false;
+  int err = 0;  // why it could not be looked at
 };
 
 // The change time, not the modification time: a command can set a directory's mtime back
@@ -110,7 +111,11 @@ void stamp(Fixed& f, const Seen& s, const struct timespec& now) {
 Seen look(int root_fd, const char* rel) {
   Seen s;
   struct stat st;
-  if (::fstatat(root_fd, *rel ? rel : ".", &st, AT_SYMLINK_NOFOLLOW) == 0) s = seen_of(st);
+  if (::fstatat(root_fd, *rel ? rel : ".", &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    s = seen_of(st);
+  } else {
+    s.err = errno;
+  }
   return s;
 }
 
@@ -188,6 +193,20 @@ Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_d
     // Gone, no longer a directory, or below one that is (a path through a directory that
     // became a symbolic link would be followed): dropped, with everything below it.
     const std::int32_t parent = r.f.parent < 0 ? -1 : moved[static_cast<size_t>(r.f.parent)];
+    if (!s.dir && (s.err == EACCES || s.err == EPERM || s.err == ENAMETOOLONG) && !(r.f.parent >= 0 && parent < 0)) {
+      // Not to be looked at any more (its parent made unsearchable, a path grown too long): what
+      // it holds is unseen, so it is guarded (or the run refused) and kept, never trusted.
+      std::string d = *r.rel.data() ? fmt::format("{}/{}", root, r.rel.data()) : root;
+      (s.err == ENAMETOOLONG || d.size() >= PATH_MAX - 1 ? result.too_deep : result.unreadable).push_back(d);
+      changed = true;
+      r.f.parent = parent;
+      r.f.mtime_s = -1;
+      r.subdirs = {};
+      r.hits = {};
+      moved[i] = static_cast<std::int32_t>(fresh.size());
+      fresh.push_back(r);
+      continue;
+    }
     if (!s.dir || (r.f.parent >= 0 && parent < 0)) {
       changed = true;
       continue;
@@ -198,11 +217,18 @@ Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_d
       ++result.dirs_read;
       bool unreadable = false;
       if (!read_dir(root_fd.get(), *r.rel.data() ? r.rel.data() : ".", subdirs, hits, nullptr, &unreadable)) {
-        if (unreadable) {
-          std::string d = *r.rel.data() ? fmt::format("{}/{}", root, r.rel.data()) : root;
-          (d.size() >= PATH_MAX - 1 ? result.too_deep : result.unreadable).push_back(d);
-        }
         changed = true;
+        if (!unreadable) continue;
+        std::string d = *r.rel.data() ? fmt::format("{}/{}", root, r.rel.data()) : root;
+        (d.size() >= PATH_MAX - 1 ? result.too_deep : result.unreadable).push_back(d);
+        // Kept, never trusted (read again on every run): dropped, nothing would look at it again
+        // while its parent's list of names stays the same.
+        r.f.ino = s.ino;
+        r.f.mtime_s = -1;
+        r.subdirs = {};
+        r.hits = {};
+        moved[i] = static_cast<std::int32_t>(fresh.size());
+        fresh.push_back(r);
         continue;
       }
       const Fixed before = r.f;
@@ -277,6 +303,12 @@ Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_d
       if (unreadable) {
         std::string d = t.rel.empty() ? root : fmt::format("{}/{}", root, t.rel);
         (d.size() >= PATH_MAX - 1 ? result.too_deep : result.unreadable).push_back(d);
+        // Recorded, never trusted: read again on every run (see above).
+        r.f.parent = t.parent;
+        r.f.ino = 0;
+        r.f.mtime_s = -1;
+        r.rel = keep(std::move(t.rel));
+        fresh.push_back(r);
       }
       if (ok) {
         ++result.dirs_read;

@@ -30,7 +30,7 @@ rm -rf "$WS/node_modules" "$WS/package-lock.json"
 mkdir -p "$HOME/.npm"
 wb run -- sh -c 'npm install --offline --no-audit --no-fund ./wb-local-pkg-1.0.0.tgz >/dev/null 2>&1; echo "$npm_config_cache"'
 check "npm install works with an existing ~/.npm" [ "$RC" -eq 0 ]
-check "npm's cache is the sandbox's own (in its TMPDIR), not the host's" grep -q "/tmp/wavebox-$(id -u)/tmp/caches/.*/npm" <<<"$OUT"
+check "npm's cache is the sandbox's own (one per workspace, beside TMPDIR), not the host's" grep -q "/tmp/wavebox-$(id -u)/caches/.*/npm" <<<"$OUT"
 check "~/.npm is untouched: the host's npx never runs what a sandboxed install cached" [ -z "$(ls -A "$HOME/.npm")" ]
 wb run -- sh -c 'mkdir -p ~/.npm/_npx/evil; echo x > ~/.npm/_cacache'
 check "~/.npm is read-only inside" [ -z "$(ls -A "$HOME/.npm")" ]

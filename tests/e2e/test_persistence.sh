@@ -87,6 +87,39 @@ rm -rf "$deep"
 twice -- sh -c 'cp /bin/true suid-true; chmod 4755 suid-true; chmod g+s suid-true; python3 -c "import os; os.close(os.open(\"suid2\", os.O_CREAT|os.O_WRONLY, 0o6755))"; true'
 check "setuid: no set-user-ID or set-group-ID file was left" bash -c '[ -z "$(find "$0" -perm /6000 -type f 2>/dev/null)" ]' "$WS"
 rm -f "$WS/suid-true" "$WS/suid2"
+# A broken .git/HEAD makes git look at the workspace root itself: HEAD, objects and refs there
+# (files will do) would make it a bare repository whose config git trusts.
+mkdir -p "$WS/sub2"
+twice -- sh -c 'printf "garbage\n" > .git/HEAD.new; printf "ref: refs/heads/main\n" > HEAD; : > objects; : > refs; printf "ref: x\n" > sub2/HEAD; true'
+check "git: no HEAD can be made in a directory that is no repository" bash -c '[ ! -e "$0/HEAD" ] && [ ! -e "$0/sub2/HEAD" ]' "$WS"
+rm -rf "$WS/objects" "$WS/refs" "$WS/sub2" "$WS/.git/HEAD.new"
+wb run -- sh -c 'git -c user.email=t@example.test -c user.name=t commit -q --allow-empty -m x && git checkout -q -b other && git checkout -q -'
+check "git: commits and checkouts (HEAD, logs/HEAD) still work inside" [ "$RC" -eq 0 ]
+# Modes: nothing becomes writable for other local users.
+twice -- sh -c 'chmod 777 . .git; chmod o+w .git/index; python3 -c "import os; os.mkdir(\"ww\", 0o777); os.close(os.open(\"wf\", os.O_CREAT|os.O_WRONLY, 0o666))" ; true'
+check "modes: nothing in the workspace is world-writable after the runs" \
+  bash -c '[ -z "$(find "$0" -maxdepth 2 -perm -002 ! -perm -1000 2>/dev/null)" ]' "$WS"
+rm -rf "$WS/ww" "$WS/wf"
+# Another workspace's package caches are not this run's to write.
+other="$SCRATCH/other-ws"; mkdir -p "$other"
+(cd "$other" && "$WAVEBOX" run -- sh -c 'mkdir -p "$npm_config_cache" && echo "$npm_config_cache" > "$TMPDIR/other-cache-path"') >/dev/null 2>&1
+other_cache=$(cat "/tmp/wavebox-$(id -u)/tmp/other-cache-path" 2>/dev/null)
+printf '{"sandbox":{"enabled":true,"filesystem":{"allowWrite":["/tmp"]}}}' > "$SCRATCH/tmpw2.json"
+twice --settings "$SCRATCH/tmpw2.json" -- sh -c "mkdir -p '$other_cache/_npx/evil' 2>/dev/null; echo evil > '$other_cache/planted' 2>/dev/null; true"
+check "caches: another workspace's caches were not written (with /tmp writable)" \
+  bash -c '[ -n "$0" ] && [ ! -e "$0/_npx/evil" ] && [ ! -e "$0/planted" ]' "$other_cache"
+# A read-only descriptor stays read-only (a host file given as stdin).
+echo "host data" > "$SCRATCH/input.txt"
+wb run -- sh -c 'echo appended >> /dev/stdin; true' < "$SCRATCH/input.txt"
+check "descriptors: a read-only stdin cannot be reopened for writing" [ "$(cat "$SCRATCH/input.txt")" = "host data" ]
+# Another process's /proc entries are not opened for writing on the command's behalf.
+wb run -- python3 -c "
+import os
+try:
+    os.open('/proc/1/mem', os.O_RDWR); print('MEM-OPEN')
+except OSError as e: print('mem refused', e.errno)"
+check "/proc: pid 1's memory does not open for writing" bash -c '! grep -q MEM-OPEN <<<"$0"' "$OUT"
+
 # A fresh clone or extraction keeps its protected names (allowed in directories the run made),
 # warned about; the same names in directories that existed are refused.
 twice -- sh -c 'mkdir -p fresh/clone && cd fresh/clone && mkdir .vscode && echo "[submodule]" > .gitmodules; true'
