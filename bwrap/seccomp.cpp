@@ -10,6 +10,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <set>
+
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -177,13 +179,31 @@ Status compile(const Recipe& recipe, int fd, const std::string& cache_dir) {
   // A binary tree over syscall numbers: every call of the command walks this filter, so a
   // logarithmic dispatch instead of a linear list matters on syscall-heavy work.
   (void)lib->attr_set(c, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+  std::set<int> ruled;
   for (const auto& e : recipe.entries) {
+    if (e.syscall.size() > 1 && e.syscall[0] == '@') continue;  // ranges last, below
     int nr = lib->resolve_name(e.syscall.c_str());
-    // A call this architecture does not have (vm86 on x86_64): nothing to match.
+    // A call this architecture does not have (vm86 on x86_64), or one newer than this
+    // libseccomp knows (setxattrat in 2.5): the range below refuses the latter by number.
     if (nr == __NR_SCMP_ERROR) continue;
     int rc = lib->rule_add_array(c, e.action, nr, static_cast<unsigned>(e.cmps.size()),
                                  e.cmps.empty() ? nullptr : e.cmps.data());
     if (rc != 0) return fail(fmt::format("adding the {} rule for {}", recipe.name, e.syscall), rc);
+    ruled.insert(nr);
+  }
+  // "@FIRST-LAST": every call number in the range that no rule names (calls newer than this
+  // filter: what they take is unknown to it, so they fail closed, ENOSYS, as on an older kernel).
+  // Since Linux 5.1 new calls get one number on every architecture.
+  for (const auto& e : recipe.entries) {
+    if (e.syscall.size() < 2 || e.syscall[0] != '@') continue;
+    int first = std::atoi(e.syscall.c_str() + 1);
+    auto dash = e.syscall.find('-');
+    int last = dash == std::string::npos ? first : std::atoi(e.syscall.c_str() + dash + 1);
+    for (int nr = first; nr <= last; ++nr) {
+      if (ruled.count(nr)) continue;
+      int rc = lib->rule_add_array(c, e.action, nr, 0, nullptr);
+      if (rc != 0) return fail(fmt::format("adding the {} rule for call {}", recipe.name, nr), rc);
+    }
   }
   if (::ftruncate(fd, 0) != 0) return fail("ftruncate", errno);
   ::lseek(fd, 0, SEEK_SET);

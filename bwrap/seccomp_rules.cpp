@@ -7,7 +7,7 @@ namespace wb::lnx {
 namespace {
 
 // Linux ABI constants, spelled out so this file needs no system header.
-constexpr int kEPERM = 1, kENOSYS = 38, kEAFNOSUPPORT = 97;
+constexpr int kEPERM = 1, kENOSYS = 38, kEOPNOTSUPP = 95, kEAFNOSUPPORT = 97;
 constexpr std::uint64_t kAfUnix = 1, kAfInet = 2, kAfInet6 = 10, kAfNetlink = 16, kAfMax = 46;
 constexpr std::uint64_t kSockDgram = 2, kSockTypeMask = 0xf;
 constexpr std::uint64_t kCloneNewUser = 0x10000000;
@@ -60,6 +60,16 @@ std::vector<SeccompRule> seccomp_rules(const SeccompOptions& o) {
   for (std::uint64_t bit : {kSetUid, kSetGid}) {
     r.push_back({"fchmod", kEPERM, {{1, Op::kMaskedEq, bit, bit}}, "set-user-ID and set-group-ID modes"});
   }
+  // Extended attributes: a POSIX ACL (system.posix_acl_access) grants another local user write
+  // access as a mode would, and the attribute's name sits in memory, beyond a filter. Tools treat
+  // EOPNOTSUPP as a file system without them.
+  for (const char* x : {"setxattr", "lsetxattr", "fsetxattr", "setxattrat"}) {
+    r.push_back(always(x, kEOPNOTSUPP, "a POSIX ACL would grant other users write access"));
+  }
+  // Calls newer than this filter (setxattrat, open_tree_attr, file_setattr, ... from Linux
+  // 6.13 on): refused by number, whatever libseccomp knows, so none of them bypasses a rule or
+  // the supervisor; programs fall back as on an older kernel.
+  r.push_back(always("@463-599", kENOSYS, "calls newer than this filter fail closed"));
   // World-writable without the sticky bit: another local user could rewrite what the user runs.
   r.push_back({"fchmod", kEPERM, {{1, Op::kMaskedEq, kSticky | kOtherWrite, kOtherWrite}}, "world-writable modes"});
   for (const char* s : {"mount", "umount2", "pivot_root", "chroot", "setns"}) {

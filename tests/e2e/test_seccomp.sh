@@ -18,6 +18,9 @@ expect socket_unix_dgram $EPERM
 expect socket_unix_dgram_highbits $EPERM
 expect openat2 $ENOSYS
 expect fchmodat2 $ENOSYS
+expect setxattr 95
+expect setxattrat $ENOSYS
+expect call_599 $ENOSYS
 expect fchmod_setuid $EPERM
 expect fchmod_setgid $EPERM
 expect socket_packet $EAFNOSUPPORT
