@@ -113,6 +113,10 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
   // A directory the scan could not read may hold a repository or an editor folder it did not
   // see; the command could open it up (chmod) and write there. It stays read-only instead.
   for (const auto& u : unreadable) {
+    // Another user's directory (in a shared /tmp): the command, running as this user, cannot
+    // open it up either.
+    struct stat st;
+    if (::lstat(u.c_str(), &st) == 0 && st.st_uid != ::geteuid()) continue;
     log::warn(fmt::format("cannot read \"{}\" to look for protected files in it, so it is read-only in the "
                           "sandbox; make it readable (chmod u+rx) to have it writable again",
                           log::quote(u)));
