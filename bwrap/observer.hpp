@@ -65,6 +65,7 @@ class Observer {
   long long busy_ns() const { return busy_ns_; }
   // Protected names the command made in directories new in this run (allowed there).
   const std::vector<std::string>& allowed_in_new_dirs() const { return supervisor_.allowed_in_new_dirs(); }
+  bool hid_something() const { return supervisor_.hid_something(); }
 
  private:
   std::function<bool(const std::string&)> writable_;

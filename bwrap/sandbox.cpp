@@ -46,6 +46,7 @@ struct Prepared {
   CreationGuard guard;  // what the supervisor refuses to create
   std::vector<std::string> protected_hits;  // protected names found by the scan before the run
   std::vector<std::string> repo_dirs;       // every git directory guarded
+  std::vector<std::string> unreadable;      // directories the scan could not read before the run
   std::vector<std::string> git_dirs;
   std::vector<std::string> scan_roots;
 };
@@ -96,6 +97,7 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
   std::string ws_real = sys::real_path_or_empty(run.cwd);
   auto guards = sys::guards_for_hits(hits, ws_real.empty() ? run.cwd : ws_real, run.home);
   for (auto& g : guards.deny_write) run.policy.deny_write.push_back(std::move(g));
+  for (auto& g : sys::guards_for_user_git_config(run.home)) run.policy.deny_write.push_back(std::move(g));
   for (auto& w : guards.writable) run.policy.writable.push_back({w, false});
   for (auto& z : guards.zones) run.policy.zones.push_back(std::move(z));
   if (!guards.linked.empty()) {
@@ -112,6 +114,7 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
   }
   // A directory the scan could not read may hold a repository or an editor folder it did not
   // see; the command could open it up (chmod) and write there. It stays read-only instead.
+  p.unreadable = unreadable;
   for (const auto& u : unreadable) {
     // Another user's directory (in a shared /tmp): the command, running as this user, cannot
     // open it up either.
@@ -162,6 +165,7 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
       for (const auto& c : p.plan.create_guards) p.guard.add_path(c.path, c.why);
       for (const auto& z : run.policy.zones) p.guard.add_zone(z.dir, z.carve, z.why);
       for (const auto& g : p.repo_dirs) p.guard.add_repository(g);
+      p.guard.set_roots(p.scan_roots);
       return p;
     }
     if (!stubs) {
@@ -234,9 +238,21 @@ void warn_new_repositories(const Prepared& before, const std::string& cache, con
   // Exact and free from the observer's record when nothing of the kind was made (the common
   // case); else the workspace is scanned again (its cache makes that a stat per directory):
   // what was made may have been moved since (git init tmp && mv tmp repo).
-  if (observer && observer->created_git().empty() && observer->allowed_in_new_dirs().empty()) return;
-  auto hits = scan_all(before.scan_roots, cache);
+  if (observer && observer->created_git().empty() && observer->allowed_in_new_dirs().empty() &&
+      !observer->hid_something()) {
+    return;
+  }
+  std::vector<std::string> unreadable, too_deep;
+  auto hits = scan_all(before.scan_roots, cache, &unreadable, &too_deep);
   if (!hits.ok()) return;
+  std::set<std::string> was_unreadable(before.unreadable.begin(), before.unreadable.end());
+  for (const auto& u : unreadable) {
+    struct stat st;
+    if (was_unreadable.count(u) || ::lstat(u.c_str(), &st) != 0 || st.st_uid != ::geteuid()) continue;
+    log::warn(fmt::format("the command made \"{}\" unreadable: what it holds (a repository?) was not checked; "
+                          "look inside before running git or other tools there outside the sandbox",
+                          log::quote(u)));
+  }
   std::string ws = before.scan_roots.empty() ? "/" : before.scan_roots[0];
   auto now = sys::guards_for_hits(*hits, ws, home);
   std::set<std::string> known(before.git_dirs.begin(), before.git_dirs.end());
@@ -252,7 +268,7 @@ void warn_new_repositories(const Prepared& before, const std::string& cache, con
   std::set<std::string> had(before.protected_hits.begin(), before.protected_hits.end());
   for (const auto& h : *hits) {
     std::string p = paths::join(h.dir, h.name);
-    if (!is_protected_name(h.name) || in_dependency_tree(p) || had.count(p) || !warned.insert(p).second) continue;
+    if (!is_protected_name(h.name) || in_dependency_tree(p, ws) || had.count(p) || !warned.insert(p).second) continue;
     log::warn(fmt::format("the command created \"{}\" in a directory it made during this run (a clone or an "
                           "extraction, so it was allowed); it is protected from the next run on. Check it before "
                           "opening that directory with a tool that loads it",

@@ -9,10 +9,10 @@ namespace {
 // Linux ABI constants, spelled out so this file needs no system header.
 constexpr int kEPERM = 1, kENOSYS = 38, kEOPNOTSUPP = 95, kEAFNOSUPPORT = 97;
 constexpr std::uint64_t kAfUnix = 1, kAfInet = 2, kAfInet6 = 10, kAfNetlink = 16, kAfMax = 46;
-constexpr std::uint64_t kSockDgram = 2, kSockTypeMask = 0xf;
+constexpr std::uint64_t kSockStream = 1, kSockDgram = 2, kSockSeqpacket = 5, kSockTypeMask = 0xf;
 constexpr std::uint64_t kCloneNewUser = 0x10000000;
 constexpr std::uint64_t kTiocsti = 0x5412, kTioclinux = 0x541C;
-constexpr std::uint64_t kSetUid = 04000, kSetGid = 02000, kSticky = 01000, kOtherWrite = 02;
+constexpr std::uint64_t kSetUid = 04000, kSetGid = 02000, kOtherWrite = 02;
 
 SeccompRule always(const char* name, int err, const char* why) { return {name, err, {}, why}; }
 
@@ -27,8 +27,12 @@ std::vector<SeccompRule> seccomp_rules(const SeccompOptions& o) {
   // (bwrap/supervise.cpp) and refuses a host socket (docker, ssh-agent, D-Bus) outside the
   // writable set. A datagram socket can sendto() any path, unseen: refused.
   if (!o.allow_unix_sockets) {
-    r.push_back({"socket", kEPERM, {{0, Op::kEq, 0, kAfUnix}, {1, Op::kMaskedEq, kSockTypeMask, kSockDgram}},
-                 "a datagram socket can sendto() a host socket by path"});
+    // Every type but stream (1) and seqpacket (5): SOCK_RAW is a datagram socket to AF_UNIX.
+    for (std::uint64_t type = 0; type <= kSockTypeMask; ++type) {
+      if (type == kSockStream || type == kSockSeqpacket) continue;
+      r.push_back({"socket", kEPERM, {{0, Op::kEq, 0, kAfUnix}, {1, Op::kMaskedEq, kSockTypeMask, type}},
+                   "a datagram socket can sendto() a host socket by path"});
+    }
     r.push_back({"socketpair", kEPERM, {{0, Op::kEq, 0, kAfUnix}, {1, Op::kMaskedEq, kSockTypeMask, kSockDgram}},
                  "a datagram end can sendto() a host socket by path"});
   }
@@ -70,8 +74,8 @@ std::vector<SeccompRule> seccomp_rules(const SeccompOptions& o) {
   // 6.13 on): refused by number, whatever libseccomp knows, so none of them bypasses a rule or
   // the supervisor; programs fall back as on an older kernel.
   r.push_back(always("@463-599", kENOSYS, "calls newer than this filter fail closed"));
-  // World-writable without the sticky bit: another local user could rewrite what the user runs.
-  r.push_back({"fchmod", kEPERM, {{1, Op::kMaskedEq, kSticky | kOtherWrite, kOtherWrite}}, "world-writable modes"});
+  // World-writable, sticky or not: another local user could rewrite or add to what the user runs.
+  r.push_back({"fchmod", kEPERM, {{1, Op::kMaskedEq, kOtherWrite, kOtherWrite}}, "world-writable modes"});
   for (const char* s : {"mount", "umount2", "pivot_root", "chroot", "setns"}) {
     r.push_back(always(s, kEPERM, "mount table and namespaces are fixed by the sandbox"));
   }

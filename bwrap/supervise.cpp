@@ -93,6 +93,18 @@ int self_fd(const std::string& p, bool* under_self) {
   return std::stoi(n);
 }
 
+// "/dev/fd/N/..." or "/proc/self/fd/N/...": a name below a directory descriptor of the caller.
+bool self_dir_entry(const std::string& p) {
+  std::string s = p;
+  if (s.rfind("/dev/fd/", 0) == 0) s = "/proc/self/fd/" + s.substr(8);
+  if (s.rfind("/proc/thread-self/fd/", 0) == 0) s = "/proc/self/fd/" + s.substr(21);
+  if (s.rfind("/proc/self/fd/", 0) != 0) return false;
+  std::string rest = s.substr(14);
+  size_t slash = rest.find('/');
+  if (slash == std::string::npos || slash == 0) return false;
+  return rest.substr(0, slash).find_first_not_of("0123456789") == std::string::npos;
+}
+
 long openat2_in(int root, const std::string& p, int flags, unsigned long long resolve) {
   struct open_how how {};
   how.flags = static_cast<unsigned long long>(flags);
@@ -134,20 +146,6 @@ std::string link_source_refusal(const std::string& src) {
     return "another name for a repository's config or hooks";
   }
   return {};
-}
-
-// Whether the caller's descriptor n was opened for writing (its fdinfo's flags).
-bool descriptor_writable(pid_t pid, int n) {
-  sys::Fd f(::open(fmt::format("/proc/{}/fdinfo/{}", pid, n).c_str(), O_RDONLY | O_CLOEXEC));
-  if (!f.valid()) return false;
-  char buf[256];
-  ssize_t len = ::read(f.get(), buf, sizeof buf - 1);
-  if (len <= 0) return false;
-  buf[len] = 0;
-  const char* fl = std::strstr(buf, "flags:");
-  if (!fl) return false;
-  unsigned long flags = std::strtoul(fl + 6, nullptr, 8);
-  return (flags & O_ACCMODE) == O_WRONLY || (flags & O_ACCMODE) == O_RDWR;
 }
 
 // EEXIST when the name is taken (the call would fail so; answered here, so that a name removed
@@ -362,12 +360,21 @@ Performed Supervisor::open_for_write(pid_t pid, long long dirfd, const std::stri
           return r;
         }
         // Only as the descriptor itself allows: a read-only stdin (a host file the caller
-        // redirected) must not come back writable.
-        if ((flags & O_ACCMODE) != O_RDONLY && !descriptor_writable(pid, n)) {
+        // redirected) must not come back writable. The descriptor is taken once
+        // (pidfd_getfd), checked, and that very file reopened: the caller cannot swap what
+        // number n names between the check and the open.
+        sys::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+        sys::Fd held(pidfd.valid() ? static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), n, 0)) : -1);
+        if (!held.valid()) {
+          r.error = EBADF;
+          return r;
+        }
+        int held_mode = ::fcntl(held.get(), F_GETFL) & O_ACCMODE;
+        if ((flags & O_ACCMODE) != O_RDONLY && held_mode != O_WRONLY && held_mode != O_RDWR) {
           r.error = EACCES;
           return r;
         }
-        int fd = ::open(fmt::format("/proc/{}/fd/{}", pid, n).c_str(),
+        int fd = ::open(fmt::format("/proc/self/fd/{}", held.get()).c_str(),
                         (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
         if (fd < 0) {
           r.error = errno;
@@ -379,12 +386,21 @@ Performed Supervisor::open_for_write(pid_t pid, long long dirfd, const std::stri
         return r;
       }
     }
+    if (under_self && self_dir_entry(paths::normalize(abs))) {
+      // A name inside a directory descriptor (/dev/fd/N/name): parent_of opens the directory.
+      under_self = false;
+    }
     if (under_self) {
       // Another entry of the caller's own /proc directory (oom_score_adj, attr/...): nothing
       // there can be created, and no link in it is followed.
       // Opened in the sandbox's own /proc (its mount flags apply: read-only with the host's).
-      std::string rest = paths::normalize(abs).substr(std::string("/proc/self").size());
-      if (abs.rfind("/proc/thread-self/", 0) == 0) rest = paths::normalize(abs).substr(17);
+      std::string norm = paths::normalize(abs);
+      std::string rest = norm.rfind("/proc/thread-self/", 0) == 0 ? norm.substr(17)
+                                                                  : norm.substr(std::string("/proc/self").size());
+      if (norm.rfind("/proc/", 0) != 0) {
+        r.error = ENOENT;  // /dev/std*, /dev/fd/N other than a descriptor: nothing to open
+        return r;
+      }
       pid_t inside = pid_inside(pid);
       if (inside <= 0 || root(pid) < 0) {
         r.error = ENOENT;
@@ -548,7 +564,7 @@ int Supervisor::exists_already(const Parent& p) { return exists_already_at(p.fd.
 // addresses are the sandbox's own (its network namespace) and pass unchanged. bind is left to
 // the kernel (the name it makes is a socket, which no tool reads as code or configuration, and
 // getsockname must report the caller's own path).
-Performed Supervisor::unix_address(pid_t pid, int nr, const unsigned long long* a) {
+Performed Supervisor::unix_address(pid_t pid, const unsigned long long* a) {
   Performed r;
   struct sockaddr_un sun {};
   size_t len = std::min<size_t>(a[2], sizeof sun);
@@ -629,16 +645,19 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
       listener_ = listener;
       id_ = id;
       NoCapsScope no_caps;
-      return unix_address(pid, nr, a);
+      return unix_address(pid, a);
     }
     case SYS_chmod:
     case SYS_fchmodat: {
       // The mode is in a register: refused here without a race. A set-user-ID or set-group-ID
       // file left in the workspace runs as its owner for whoever executes it on the host.
       unsigned long long mode = nr == SYS_chmod ? a[1] : a[2];
-      // World-writable (without the sticky bit): another local user could then rewrite what the
-      // user runs later (chmod 777 .git).
-      if ((mode & (S_ISUID | S_ISGID)) || ((mode & S_IWOTH) && !(mode & S_ISVTX))) {
+      // World-writable, sticky or not: another local user could then rewrite what the user runs
+      // later (chmod 777 .git), or add to it (git trusts a commondir whoever made it).
+      // A directory the owner can no longer list could hide a repository from the scan after
+      // the run: noted, so that the workspace is scanned again then (and the warning given).
+      if (!(mode & S_IRUSR) || !(mode & S_IXUSR)) hid_something_ = true;
+      if (mode & (S_ISUID | S_ISGID | S_IWOTH)) {
         r.handled = true;
         r.error = EPERM;
       }
@@ -724,7 +743,7 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
       mode_t mode = static_cast<mode_t>(at ? a[2] : a[1]);
       UmaskScope u(umask_of(pid));
       if (nr == SYS_mkdir || nr == SYS_mkdirat) {
-        int rc = ::mkdirat(p.fd.get(), p.name.c_str(), (mode & S_ISVTX) ? mode & ~S_ISUID : mode & ~(S_ISUID | S_IWOTH));
+        int rc = ::mkdirat(p.fd.get(), p.name.c_str(), mode & ~(S_ISUID | S_IWOTH));
         if (rc == 0) remember_new_dir(p.fd.get(), p.name);
         return done(rc);
       }

@@ -45,6 +45,8 @@ class Supervisor {
   // Protected names created in directories new in this run (allowed there), for the warning
   // after the run.
   const std::vector<std::string>& allowed_in_new_dirs() const { return allowed_new_; }
+  // A chmod took the owner's read or search permission away (something may be hidden now).
+  bool hid_something() const { return hid_something_; }
   ~Supervisor();
   // The call nr with args, from task pid; listener and id for answers that come later.
   Performed perform(pid_t pid, int nr, const unsigned long long* args, int listener, unsigned long long id);
@@ -72,8 +74,9 @@ class Supervisor {
   pid_t pid_inside(pid_t pid);
   bool host_proc_ = false;
   bool unix_sockets_open_ = false;
+  bool hid_something_ = false;
   struct timespec started_ {};
-  Performed unix_address(pid_t pid, int nr, const unsigned long long* a);
+  Performed unix_address(pid_t pid, const unsigned long long* a);
   std::string refusal(const std::string& path, int parent, bool tree);
   Performed open_for_write(pid_t pid, long long dirfd, const std::string& path, int flags, mode_t mode, int listener,
                        unsigned long long id);

@@ -153,15 +153,26 @@ void CreationGuard::add_zone(const std::string& dir, std::vector<std::string> ca
 
 void CreationGuard::add_repository(const std::string& gitdir) { repos_.insert(gitdir); }
 
-bool in_dependency_tree(const std::string& path) {
-  return path.find("/node_modules/") != std::string::npos;
+bool in_dependency_tree(const std::string& path, const std::string& root) {
+  if (!paths::is_within(path, root)) return false;
+  std::string rel = path.substr(root == "/" ? 0 : root.size()) + "/";
+  return rel.find("/node_modules/") != std::string::npos;
+}
+
+bool CreationGuard::in_deps(const std::string& path) const {
+  // The deepest root holding the path decides.
+  const std::string* best = nullptr;
+  for (const auto& r : roots_) {
+    if (paths::is_within(path, r) && (!best || r.size() > best->size())) best = &r;
+  }
+  return best && in_dependency_tree(path, *best);
 }
 
 std::string CreationGuard::refuses(const std::string& path, bool in_new_dir, bool tree) const {
   std::string name = paths::basename(path);
   // Inside node_modules, packages' own editor folders are nobody's project: no host tool opens
   // them, and guarding them made `rm -rf node_modules` fail (repositories there stay guarded).
-  const bool deps = in_dependency_tree(path);
+  const bool deps = in_deps(path);
   for (const auto& e : protected_table()) {
     if (e.scope == ProtectScope::kAnyDepth && name == e.rel && (!in_new_dir || name == ".wave") &&
         (!deps || name == ".wave")) {

@@ -41,6 +41,8 @@ class CreationGuard {
   // A repository's git directory: HEAD may be written there (git checkout), nowhere else that
   // existed before the run.
   void add_repository(const std::string& gitdir);
+  // The trees the sandbox writes (the workspace first): node_modules counts below them only.
+  void set_roots(std::vector<std::string> roots) { roots_ = std::move(roots); }
   // A directory in which nothing new may appear except below one of the carve-outs
   // (a repository's modules/: new submodule git directories).
   void add_zone(const std::string& dir, std::vector<std::string> carve, const std::string& why);
@@ -69,9 +71,12 @@ class CreationGuard {
   std::vector<Path> paths_;
   std::vector<Zone> zones_;
   std::set<std::string> repos_;
+  std::vector<std::string> roots_;
+  bool in_deps(const std::string& path) const;
 };
 
-// Whether a path lies in a package manager's dependency tree (node_modules).
-bool in_dependency_tree(const std::string& path);
+// Whether a path lies in a package manager's dependency tree (a node_modules below root; a
+// workspace that itself lies in some node_modules is still a project).
+bool in_dependency_tree(const std::string& path, const std::string& root);
 
 }  // namespace wb

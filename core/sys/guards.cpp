@@ -140,6 +140,16 @@ void guard_gitdir(const std::string& g, HitGuards& out, int depth, const std::st
 
 }  // namespace
 
+std::vector<GuardedPath> guards_for_user_git_config(const std::string& home) {
+  HitGuards out;
+  // The user's own git configuration is protected (policy); what it includes or names as
+  // core.hooksPath may lie anywhere, a workspace included.
+  for (const char* rel : {".gitconfig", ".config/git/config"}) {
+    guard_config_targets(paths::join(home, rel), home, home, out, 0);
+  }
+  return out.deny_write;
+}
+
 HitGuards guards_for_hits(const std::vector<ScanHit>& hits, const std::string& workspace, const std::string& home) {
   HitGuards out;
   for (const auto& h : hits) {
@@ -181,9 +191,18 @@ HitGuards guards_for_hits(const std::vector<ScanHit>& hits, const std::string& w
         out.deny_write.push_back({paths::join(gitdir, "config.worktree"), LeafType::kFile, false, ""});
       }
       guard_gitdir(common, out, 0, home, h.dir);
-      // FS-5: git in a worktree writes locks, objects and refs in the main repository.
-      if (h.dir == workspace && is_dir(common)) out.writable.push_back(common);
-    } else if (!in_dependency_tree(p)) {
+      // FS-5: git in a worktree writes locks, objects and refs in the main repository. Only for
+      // a real linked worktree: the .git file names <main>/.git/worktrees/<name>, whose gitdir
+      // file names this .git file back, and the common directory is a repository. A .git file
+      // is the workspace's to write when it is not a repository yet, so "gitdir: /etc" must
+      // never make /etc writable (the back-pointer lies outside what a command can write).
+      auto back = read_file(paths::join(gitdir, "gitdir"));
+      bool linked = back.ok() && paths::resolve(trim(*back), "/", gitdir) == p &&
+                    paths::basename(paths::parent(gitdir)) == "worktrees" &&
+                    paths::parent(paths::parent(gitdir)) == common && exists(paths::join(common, "HEAD")) &&
+                    is_dir(paths::join(common, "objects")) && is_dir(paths::join(common, "refs"));
+      if (h.dir == workspace && linked) out.writable.push_back(common);
+    } else if (!in_dependency_tree(p, paths::is_within(p, workspace) ? workspace : h.dir)) {
       for (auto& g : guarded_for_entry(h.dir, h.name, h.dir == workspace)) out.deny_write.push_back(g);
     }
   }

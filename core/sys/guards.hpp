@@ -20,6 +20,10 @@ struct HitGuards {
   std::vector<std::string> linked;
 };
 
+// What the user's own git configuration (~/.gitconfig, ~/.config/git/config) includes or names
+// as core.hooksPath: guarded like the configuration itself.
+std::vector<GuardedPath> guards_for_user_git_config(const std::string& home);
+
 // home: for "~/" in the paths a git config names (include.path, core.hooksPath).
 HitGuards guards_for_hits(const std::vector<ScanHit>& hits, const std::string& workspace, const std::string& home);
 

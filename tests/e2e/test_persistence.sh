@@ -96,9 +96,9 @@ rm -rf "$WS/objects" "$WS/refs" "$WS/sub2" "$WS/.git/HEAD.new"
 wb run -- sh -c 'git -c user.email=t@example.test -c user.name=t commit -q --allow-empty -m x && git checkout -q -b other && git checkout -q -'
 check "git: commits and checkouts (HEAD, logs/HEAD) still work inside" [ "$RC" -eq 0 ]
 # Modes: nothing becomes writable for other local users.
-twice -- sh -c 'chmod 777 . .git; chmod o+w .git/index; python3 -c "import os; os.mkdir(\"ww\", 0o777); os.close(os.open(\"wf\", os.O_CREAT|os.O_WRONLY, 0o666))" ; true'
-check "modes: nothing in the workspace is world-writable after the runs" \
-  bash -c '[ -z "$(find "$0" -maxdepth 2 -perm -002 ! -perm -1000 2>/dev/null)" ]' "$WS"
+twice -- sh -c 'chmod 777 . .git; chmod 1777 .git; chmod 1666 .git/index; chmod o+w .git/index; python3 -c "import os; os.umask(0); os.mkdir(\"ww\", 0o1777); os.close(os.open(\"wf\", os.O_CREAT|os.O_WRONLY, 0o666))" ; true'
+check "modes: nothing in the workspace is world-writable after the runs (sticky or not)" \
+  bash -c '[ -z "$(find "$0" -maxdepth 2 -perm -002 2>/dev/null)" ]' "$WS"
 rm -rf "$WS/ww" "$WS/wf"
 # Another workspace's package caches are not this run's to write.
 other="$SCRATCH/other-ws"; mkdir -p "$other"
@@ -119,6 +119,26 @@ try:
     os.open('/proc/1/mem', os.O_RDWR); print('MEM-OPEN')
 except OSError as e: print('mem refused', e.errno)"
 check "/proc: pid 1's memory does not open for writing" bash -c '! grep -q MEM-OPEN <<<"$0"' "$OUT"
+
+# What the user's own ~/.gitconfig includes is protected, wherever it lies (here, the workspace).
+echo "# team settings" > "$WS/team.gitconfig"
+printf '[include]\n\tpath = %s\n' "$WS/team.gitconfig" > "$HOME/.gitconfig"
+twice -- sh -c 'echo "[core] fsmonitor = evil" >> team.gitconfig; true'
+check "git: a file ~/.gitconfig includes stays unchanged" [ "$(cat "$WS/team.gitconfig")" = "# team settings" ]
+rm -f "$HOME/.gitconfig" "$WS/team.gitconfig"
+# A .git file made in a workspace that is no repository never makes its target writable later
+# (FS-5 is for a real linked worktree only).
+nonrepo="$SCRATCH/nonrepo"; mkdir -p "$nonrepo" "$SCRATCH/victim-dir"
+(cd "$nonrepo" && "$WAVEBOX" run -- sh -c "echo 'gitdir: $SCRATCH/victim-dir' > .git") >/dev/null 2>&1
+(cd "$nonrepo" && "$WAVEBOX" run -- sh -c "echo planted > '$SCRATCH/victim-dir/x'") >/dev/null 2>&1
+check "git: 'gitdir: DIR' in a .git file does not make DIR writable" [ ! -e "$SCRATCH/victim-dir/x" ]
+# A datagram Unix socket by another type name (SOCK_RAW) is refused too.
+wb run -- python3 -c "
+import socket
+try:
+    socket.socket(socket.AF_UNIX, socket.SOCK_RAW); print('RAW-OK')
+except OSError as e: print('raw refused', e.errno)"
+check "sockets: AF_UNIX SOCK_RAW (a datagram socket) is refused" bash -c '! grep -q RAW-OK <<<"$0"' "$OUT"
 
 # A fresh clone or extraction keeps its protected names (allowed in directories the run made),
 # warned about; the same names in directories that existed are refused.
