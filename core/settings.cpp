@@ -244,6 +244,12 @@ Settings convert(const json& merged) {
   const json& sb = merged.contains("sandbox") ? merged["sandbox"] : kEmpty;
   auto& o = s.sandbox;
   get_if(sb, "enabled", o.enabled);
+  if (!sb.contains("enabled") && sb.is_object() && !sb.empty()) {
+    // SPEC §2: a user who wrote rules meant them; say the sandbox is off, and how to turn it on.
+    s.warnings.push_back(
+        "the sandbox is OFF: the settings have a \"sandbox\" section without \"enabled\"; add "
+        "\"enabled\": true to it to run commands sandboxed (or \"enabled\": false to silence this)");
+  }
   get_if(sb, "failIfUnavailable", o.fail_if_unavailable);
   if (sb.contains("enabledPlatforms")) o.enabled_platforms = strings(sb, "enabledPlatforms");
   get_if(sb, "autoAllowBashIfSandboxed", o.auto_allow_bash_if_sandboxed);
@@ -399,6 +405,7 @@ Result<Settings> load_settings(const std::vector<SettingsSource>& sources, const
     merge_into(merged, kept);
   }
   Settings s = convert(merged);
+  warnings.insert(warnings.end(), s.warnings.begin(), s.warnings.end());
   s.warnings = std::move(warnings);
   return s;
 }

@@ -104,9 +104,18 @@ check "closed stdin and stdout stay closed inside" [ "$(tr '\n' ' ' <<<"$OUT")" 
 OUT=$(cd "$WS" && "$WAVEBOX" run -- sh -c "$probe" sh 1 2>&-)
 check "a closed stderr stays closed inside" [ "$(tr '\n' ' ' <<<"$OUT")" = "fd0 open fd1 open fd2 closed " ]
 (cd "$WS" && exec "$WAVEBOX" run -- sleep 1 | cat >/dev/null) &
-for i in $(seq 1 50); do pgrep -x bwrap >/dev/null && break; sleep 0.05; done
+runner=$!
+# Only this run's processes (other tests run beside this one, their keepers just forked).
+descendants() { local c; for c in $(pgrep -P "$1"); do echo "$c"; descendants "$c"; done; }
+mine() { for p in $(descendants "$runner"); do
+  case "$(cat /proc/$p/comm 2>/dev/null)" in bwrap|wavebox-shim) echo "$p" ;; esac; done; }
+for i in $(seq 1 50); do [ -n "$(mine | head -1)" ] && [ -n "$(for p in $(mine); do [ "$(cat /proc/$p/comm)" = bwrap ] && echo b; done)" ] && break; sleep 0.05; done
+sleep 0.2  # the keeper and bwrap have replaced the caller's descriptors by then
 holders=""
-for p in $(pgrep -x bwrap) $(pgrep -f "wavebox-shim keeper"); do
+for p in $(mine); do
+  # pid 1 of the sandbox (the shim inside) holds the command's descriptors on purpose; the
+  # keeper is the other wavebox-shim, and bwrap is checked whatever its pid inside.
+  [ "$(cat /proc/$p/comm 2>/dev/null)" = wavebox-shim ] && grep -q "NSpid:.*[[:space:]]1$" "/proc/$p/status" 2>/dev/null && continue
   for f in 0 1; do
     t=$(readlink "/proc/$p/fd/$f" 2>/dev/null)
     [ -n "$t" ] && [ "$t" != /dev/null ] && holders="$holders $p:$f=$t"

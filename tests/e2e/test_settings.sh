@@ -68,4 +68,12 @@ check "with the sandbox off, / is fine (zero difference)" [ "$RC" -eq 0 ]
 wb doctor --json
 check "doctor --json reports bubblewrap" grep -q '"bwrap"' <<<"$OUT"
 check "doctor reports user namespaces" grep -q 'userNamespaces' <<<"$OUT"
+# A sandbox section with rules but no "enabled": the command runs unsandboxed, and a line says so
+# (SPEC §2: a user who wrote rules meant them); "enabled": false stays silent.
+printf '{"sandbox":{"filesystem":{"allowWrite":["/tmp"]}}}' > "$SCRATCH/noenabled.json"
+wb run --settings "$SCRATCH/noenabled.json" -- true
+check "rules without enabled: a line says the sandbox is off and how to turn it on" grep -q 'sandbox is OFF.*"enabled": true' <<<"$OUT"
+printf '{"sandbox":{"enabled":false,"filesystem":{"allowWrite":["/tmp"]}}}' > "$SCRATCH/off.json"
+wb run --settings "$SCRATCH/off.json" -- true
+check "enabled false: nothing of ours on stderr" [ -z "$OUT" ]
 finish
