@@ -187,6 +187,19 @@ Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_d
   std::vector<Todo> walk;  // directories not known before: read with all below them
   bool changed = old.empty();
   bool replaced = false;  // a directory is another one now (same path, another inode)
+  // A known directory that cannot be read: what it holds is unseen, so it is guarded (or the
+  // run refused, too_deep) and kept in the cache, never trusted (read again on every run):
+  // dropped, nothing would look at it again while its parent's list of names stays the same.
+  auto keep_unseen = [&](Rec& r, size_t i, bool too_long) {
+    std::string d = *r.rel.data() ? fmt::format("{}/{}", root, r.rel.data()) : root;
+    (too_long || d.size() >= PATH_MAX - 1 ? result.too_deep : result.unreadable).push_back(d);
+    changed = true;
+    r.f.mtime_s = -1;
+    r.subdirs = {};
+    r.hits = {};
+    moved[i] = static_cast<std::int32_t>(fresh.size());
+    fresh.push_back(r);
+  };
   for (size_t i = 0; i < old.size(); ++i) {
     Rec r = old[i];
     const Seen& s = seen[i];
@@ -194,17 +207,9 @@ Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_d
     // became a symbolic link would be followed): dropped, with everything below it.
     const std::int32_t parent = r.f.parent < 0 ? -1 : moved[static_cast<size_t>(r.f.parent)];
     if (!s.dir && (s.err == EACCES || s.err == EPERM || s.err == ENAMETOOLONG) && !(r.f.parent >= 0 && parent < 0)) {
-      // Not to be looked at any more (its parent made unsearchable, a path grown too long): what
-      // it holds is unseen, so it is guarded (or the run refused) and kept, never trusted.
-      std::string d = *r.rel.data() ? fmt::format("{}/{}", root, r.rel.data()) : root;
-      (s.err == ENAMETOOLONG || d.size() >= PATH_MAX - 1 ? result.too_deep : result.unreadable).push_back(d);
-      changed = true;
+      // Not to be looked at any more (its parent made unsearchable, a path grown too long).
       r.f.parent = parent;
-      r.f.mtime_s = -1;
-      r.subdirs = {};
-      r.hits = {};
-      moved[i] = static_cast<std::int32_t>(fresh.size());
-      fresh.push_back(r);
+      keep_unseen(r, i, s.err == ENAMETOOLONG);
       continue;
     }
     if (!s.dir || (r.f.parent >= 0 && parent < 0)) {
@@ -219,16 +224,8 @@ Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_d
       if (!read_dir(root_fd.get(), *r.rel.data() ? r.rel.data() : ".", subdirs, hits, nullptr, &unreadable)) {
         changed = true;
         if (!unreadable) continue;
-        std::string d = *r.rel.data() ? fmt::format("{}/{}", root, r.rel.data()) : root;
-        (d.size() >= PATH_MAX - 1 ? result.too_deep : result.unreadable).push_back(d);
-        // Kept, never trusted (read again on every run): dropped, nothing would look at it again
-        // while its parent's list of names stays the same.
         r.f.ino = s.ino;
-        r.f.mtime_s = -1;
-        r.subdirs = {};
-        r.hits = {};
-        moved[i] = static_cast<std::int32_t>(fresh.size());
-        fresh.push_back(r);
+        keep_unseen(r, i, false);
         continue;
       }
       const Fixed before = r.f;

@@ -1,0 +1,329 @@
+// Opens with write intent and AF_UNIX connects, performed by the supervisor (see
+// bwrap/supervise.hpp for why).
+#include "bwrap/supervise.hpp"
+#include "bwrap/supervise_util.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <linux/capability.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "core/paths.hpp"
+#include "core/protect.hpp"
+
+namespace wb::lnx {
+using namespace detail;
+
+Performed Supervisor::open_for_write(pid_t pid, long long dirfd, const std::string& path0, int flags, mode_t mode,
+                                 int listener, unsigned long long id) {
+  Performed r;
+  r.handled = true;
+  r.cloexec = (flags & O_CLOEXEC) != 0;
+  std::string path = path0;
+  for (int hop = 0; hop <= kMaxHops; ++hop) {
+    if (hop == kMaxHops) {
+      r.error = ELOOP;
+      return r;
+    }
+    bool under_self = false;
+    std::string abs = path;
+    if (!abs.empty() && abs[0] == '/') {
+      int n = self_fd(paths::normalize(abs), &under_self);
+      if (n >= 0) {
+        // An open descriptor of the caller, opened again: it exists, nothing is created, and
+        // the magic link leads straight to the file (nothing after it is walked).
+        if (flags & O_EXCL) {
+          r.error = EEXIST;
+          return r;
+        }
+        // Only as the descriptor itself allows: a read-only stdin (a host file the caller
+        // redirected) must not come back writable. The descriptor is taken once
+        // (pidfd_getfd), checked, and that very file reopened: the caller cannot swap what
+        // number n names between the check and the open.
+        sys::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+        sys::Fd held(pidfd.valid() ? static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), n, 0)) : -1);
+        if (!held.valid()) {
+          r.error = EBADF;
+          return r;
+        }
+        int held_mode = ::fcntl(held.get(), F_GETFL) & O_ACCMODE;
+        if ((flags & O_ACCMODE) != O_RDONLY && held_mode != O_WRONLY && held_mode != O_RDWR) {
+          r.error = EACCES;
+          return r;
+        }
+        int fd = ::open(fmt::format("/proc/self/fd/{}", held.get()).c_str(),
+                        (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0) {
+          r.error = errno;
+          return r;
+        }
+        if (!(flags & O_NONBLOCK)) (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+        r.fd = fd;
+        r.path = path;
+        return r;
+      }
+    }
+    if (under_self && self_dir_entry(paths::normalize(abs))) {
+      // A name inside a directory descriptor (/dev/fd/N/name): parent_of opens the directory.
+      under_self = false;
+    }
+    if (under_self) {
+      // Another entry of the caller's own /proc directory (oom_score_adj, attr/...): nothing
+      // there can be created, and no link in it is followed.
+      // Opened in the sandbox's own /proc (its mount flags apply: read-only with the host's).
+      std::string norm = paths::normalize(abs);
+      std::string rest = norm.rfind("/proc/thread-self/", 0) == 0 ? norm.substr(17)
+                                                                  : norm.substr(std::string("/proc/self").size());
+      if (norm.rfind("/proc/", 0) != 0) {
+        r.error = ENOENT;  // /dev/std*, /dev/fd/N other than a descriptor: nothing to open
+        return r;
+      }
+      pid_t inside = pid_inside(pid);
+      if (inside <= 0 || root(pid) < 0) {
+        r.error = ENOENT;
+        return r;
+      }
+      long fd = openat2_in(root(pid), fmt::format("/proc/{}{}", inside, rest), (flags & ~(O_CREAT | O_EXCL)) | O_CLOEXEC | O_NOCTTY,
+                           RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+      if (fd < 0) {
+        r.error = errno;
+        return r;
+      }
+      r.fd = static_cast<int>(fd);
+      r.path = path;
+      return r;
+    }
+    Parent p;
+    if (int err = parent_of(pid, dirfd, path, p)) {
+      r.error = err;
+      return r;
+    }
+    r.path = paths::join(p.path, p.name);
+    if (paths::is_within(r.path, "/proc")) {
+      // Another process's /proc entries (/proc/1/mem): this thread's credentials are not the
+      // caller's (it owns the sandbox's user namespace), so they are not opened here at all.
+      r.error = EACCES;
+      return r;
+    }
+    struct stat st;
+    if (::fstatat(p.fd.get(), p.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno != ENOENT || !(flags & O_CREAT)) {
+        r.error = errno;
+        return r;
+      }
+      if (p.trailing_slash) {
+        r.error = EISDIR;
+        return r;
+      }
+      if (std::string why = refusal(r.path, p.fd.get(), false); !why.empty()) {
+        r.error = EACCES;
+        r.refused = why;
+        return r;
+      }
+      UmaskScope u(umask_of(pid));
+      int fd = ::openat(p.fd.get(), p.name.c_str(), flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                        mode & ~(S_ISUID | S_ISGID | S_IWOTH));
+      if (fd < 0 && errno == EEXIST && !(flags & O_EXCL)) continue;  // appeared meanwhile: look again
+      if (fd < 0) {
+        r.error = errno;
+        return r;
+      }
+      r.fd = fd;
+      return r;
+    }
+    if (flags & O_EXCL) {
+      r.error = EEXIST;
+      return r;
+    }
+    if (S_ISLNK(st.st_mode)) {
+      if (flags & O_NOFOLLOW) {
+        r.error = ELOOP;
+        return r;
+      }
+      std::string target = read_link_at(p.fd.get(), p.name.c_str());
+      if (target.empty()) {
+        r.error = ENOENT;
+        return r;
+      }
+      path = target[0] == '/' ? target : p.path + "/" + target;
+      dirfd = AT_FDCWD;
+      continue;
+    }
+    if (S_ISSOCK(st.st_mode) || (S_ISCHR(st.st_mode) && major(st.st_rdev) == 5 && minor(st.st_rdev) == 0)) {
+      // A socket cannot be opened; /dev/tty is the caller's controlling terminal, and the
+      // sandbox's processes have none (a session of their own).
+      r.error = ENXIO;
+      return r;
+    }
+    // Never the controlling terminal of this process (the caller has none: a session of its
+    // own; one that wants a terminal's takes it with TIOCSCTTY).
+    const int open_flags = (flags & ~(O_CREAT | O_EXCL)) | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
+    if (S_ISFIFO(st.st_mode) && (flags & O_ACCMODE) != O_RDONLY && !writable_(r.path)) {
+      // A FIFO takes writes through a read-only mount (a host daemon's control pipe): only
+      // where the sandbox may write.
+      r.error = EACCES;
+      return r;
+    }
+    if (S_ISFIFO(st.st_mode) && !(flags & O_NONBLOCK) && (flags & O_ACCMODE) != O_RDWR) {
+      // A writer's open waits for a reader and a reader's for a writer: not on this thread,
+      // which answers every call. A writer whose reader is there already opens at once.
+      if ((flags & O_ACCMODE) == O_WRONLY) {
+        int fd = ::openat(p.fd.get(), p.name.c_str(), open_flags | O_NONBLOCK);
+        if (fd >= 0) {
+          (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+          r.fd = fd;
+          return r;
+        }
+        if (errno != ENXIO) {
+          r.error = errno;
+          return r;
+        }
+      }
+      int dir = ::dup(p.fd.get());
+      int lis = ::dup(listener);
+      if (dir < 0 || lis < 0) {
+        if (dir >= 0) ::close(dir);
+        if (lis >= 0) ::close(lis);
+        r.error = EMFILE;
+        return r;
+      }
+      std::string name = p.name;
+      bool cloexec = r.cloexec;
+      try {
+        std::thread([dir, lis, name, open_flags, id, cloexec] {
+          int fd = ::openat(dir, name.c_str(), open_flags);
+          int err = errno;
+          if (fd >= 0) {
+            struct seccomp_notif_addfd add {};
+            add.id = id;
+            add.flags = SECCOMP_ADDFD_FLAG_SEND;
+            add.srcfd = static_cast<__u32>(fd);
+            add.newfd_flags = cloexec ? O_CLOEXEC : 0;
+            (void)::ioctl(lis, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+            ::close(fd);
+          } else {
+            struct seccomp_notif_resp resp {};
+            resp.id = id;
+            resp.error = -err;
+            (void)::ioctl(lis, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+          }
+          ::close(dir);
+          ::close(lis);
+        }).detach();
+      } catch (...) {
+        ::close(dir);
+        ::close(lis);
+        r.error = EAGAIN;
+        return r;
+      }
+      r.deferred = true;
+      return r;
+    }
+    int fd = ::openat(p.fd.get(), p.name.c_str(), open_flags);
+    if (fd < 0 && (errno == ELOOP || errno == ENOENT)) continue;  // replaced meanwhile: look again
+    if (fd < 0) {
+      r.error = errno;
+      return r;
+    }
+    r.fd = fd;
+    return r;
+  }
+  r.error = ELOOP;
+  return r;
+}
+
+// connect of AF_UNIX sockets, performed here on the caller's own socket (pidfd_getfd): the
+// address is read once; a path is resolved on the sandbox's tree and connected to through
+// /proc/self/fd/DIR/NAME, so what was checked is what the kernel connects to. A socket outside
+// the writable set is a host daemon's (docker, ssh-agent, D-Bus, systemd): refused. Abstract
+// addresses are the sandbox's own (its network namespace) and pass unchanged. bind is left to
+// the kernel (the name it makes is a socket, which no tool reads as code or configuration, and
+// getsockname must report the caller's own path).
+Performed Supervisor::unix_address(pid_t pid, const unsigned long long* a) {
+  Performed r;
+  struct sockaddr_un sun {};
+  size_t len = std::min<size_t>(a[2], sizeof sun);
+  size_t got = 0;
+  if (a[1] == 0 || len < sizeof(sa_family_t) || !read_caller_memory(pid, a[1], &sun, len, &got) ||
+      got < sizeof(sa_family_t)) {
+    return r;  // the kernel answers a bad address as it would
+  }
+  if (sun.sun_family != AF_UNIX) return r;  // inet: the namespace and the proxy decide
+  r.handled = true;
+  sys::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  sys::Fd sock(pidfd.valid() ? static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), static_cast<int>(a[0]), 0))
+                             : -1);
+  if (!sock.valid()) {
+    r.error = errno == EBADF ? EBADF : ENOTSOCK;
+    return r;
+  }
+  const size_t path_len = got - offsetof(struct sockaddr_un, sun_path);
+  if (got <= offsetof(struct sockaddr_un, sun_path) || sun.sun_path[0] == '\0') {
+    // Unnamed (autobind) or abstract: looked up in the socket's own network namespace.
+    if (::connect(sock.get(), reinterpret_cast<sockaddr*>(&sun), static_cast<socklen_t>(got)) < 0) r.error = errno;
+    return r;
+  }
+  std::string path(sun.sun_path, strnlen(sun.sun_path, path_len));
+  Parent p;
+  if (int err = parent_of(pid, AT_FDCWD, path, p)) {
+    r.error = err;
+    return r;
+  }
+  r.path = paths::join(p.path, p.name);
+  {
+    struct stat st;
+    if (::fstatat(p.fd.get(), p.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      r.error = errno;
+      return r;
+    }
+    if (S_ISLNK(st.st_mode)) {
+      // A link to a socket would be followed by the kernel from here, outside the sandbox's
+      // tree; sockets are named directly.
+      r.error = ELOOP;
+      return r;
+    }
+    // The sandbox's own sockets are bound during the run, in a place it may write; any other is
+    // a host daemon's (docker, ssh-agent, D-Bus, a dev server's), wherever it is.
+    // (Strictly after the coarse clock's tick at start: a host chmod just before the run may
+    // share that tick; the sandbox's own bind comes milliseconds later.)
+    const bool made_in_run = st.st_ctim.tv_sec > started_.tv_sec ||
+                             (st.st_ctim.tv_sec == started_.tv_sec && st.st_ctim.tv_nsec > started_.tv_nsec);
+    if (!writable_(r.path) || !made_in_run) {
+      r.error = EACCES;
+      r.refused = writable_(r.path) ? "a host socket, not one the sandbox made" : "a host socket, outside the sandbox's writable places";
+      r.network = true;
+      return r;
+    }
+  }
+  struct sockaddr_un via {};
+  via.sun_family = AF_UNIX;
+  std::string through = fmt::format("/proc/self/fd/{}/{}", p.fd.get(), p.name);
+  if (through.size() >= sizeof via.sun_path) {
+    r.error = ENAMETOOLONG;
+    return r;
+  }
+  std::memcpy(via.sun_path, through.c_str(), through.size() + 1);
+  socklen_t vlen = static_cast<socklen_t>(offsetof(struct sockaddr_un, sun_path) + through.size() + 1);
+  if (::connect(sock.get(), reinterpret_cast<sockaddr*>(&via), vlen) < 0) r.error = errno;
+  return r;
+}
+
+}  // namespace wb::lnx

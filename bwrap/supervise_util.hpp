@@ -1,0 +1,59 @@
+#pragma once
+// The supervisor's helpers, shared by its files (bwrap/supervise.cpp: the calls and the path
+// walk; bwrap/supervise_open.cpp: opens and Unix socket connects). Internal to bwrap/.
+#include <linux/capability.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <string>
+
+namespace wb::lnx::detail {
+
+constexpr int kMaxHops = 40;  // symbolic links followed, as the kernel's limit
+
+// The string at addr in the caller, read once; EFAULT, ENAMETOOLONG as the kernel answers.
+int read_string(pid_t pid, unsigned long long addr, std::string& out);
+std::string read_link_at(int dirfd, const char* p);
+// The path a descriptor of ours names (in the sandbox's view for its tree).
+std::string fd_path(int fd);
+// "/dev/stdout", "/dev/fd/N", "/proc/self/fd/N": the caller's descriptor N, else -1;
+// *under_self: the path lies in the caller's own /proc directory.
+int self_fd(const std::string& p, bool* under_self);
+// "/dev/fd/N/..." or "/proc/self/fd/N/...": a name below a directory descriptor of the caller.
+bool self_dir_entry(const std::string& p);
+long openat2_in(int root, const std::string& p, int flags, unsigned long long resolve);
+// Why a hard link from src is refused ("" when it is not).
+std::string link_source_refusal(const std::string& src);
+// EEXIST when name in dir is taken, 0 when free, errno otherwise.
+int exists_already_at(int dir, const std::string& name);
+// EBUSY when name in dir is the root of a mount of the sandbox's tree.
+int mount_point(int dir, const std::string& name);
+
+// Where the calling thread still has effective capabilities (the supervision loop answering
+// without a thread of its own, as root), they are off while a call is performed.
+struct NoCapsScope {
+  NoCapsScope() {
+    if (::syscall(SYS_capget, &hdr, saved) != 0 || (!saved[0].effective && !saved[1].effective)) return;
+    struct __user_cap_data_struct off[2] = {saved[0], saved[1]};
+    off[0].effective = off[1].effective = 0;
+    dropped = ::syscall(SYS_capset, &hdr, off) == 0;
+  }
+  ~NoCapsScope() {
+    if (!dropped) return;
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+    (void)::syscall(SYS_capset, &h, saved);
+  }
+  struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct saved[2] = {};
+  bool dropped = false;
+};
+
+struct UmaskScope {
+  explicit UmaskScope(mode_t m) : old(::umask(m)) {}
+  ~UmaskScope() { ::umask(old); }
+  mode_t old;
+};
+
+}  // namespace wb::lnx::detail
