@@ -21,6 +21,10 @@ void add_common(CLI::App* sub, wb::cli::Options& o) {
                 "run unsandboxed if sandbox.allowUnsandboxedCommands allows it");
   sub->add_option("--pass-env", o.pass_env,
                   "pass this credential variable (or PREFIX*) into the sandbox (repeatable; see sandbox.passEnvironment)");
+  sub->add_option("--allow-domain", o.allow_domains,
+                  "reach this host (allowedDomains grammar) in this run only, besides the settings (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub->add_option("--allow-write", o.allow_write, "an extra writable path (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

@@ -12,6 +12,7 @@ struct Options {
   bool disable_sandbox = false;
   std::vector<std::string> allow_write;
   std::vector<std::string> pass_env;  // credential variables passed through anyway
+  std::vector<std::string> allow_domains;  // --allow-domain: hosts for this run only
   bool network_only = false;
   std::string report_json;
   bool approve = false;

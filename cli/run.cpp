@@ -245,7 +245,7 @@ int run_or_wrap(const Options& o, bool dry) {
     }
     if (!o.report_json.empty()) {
       // The command replaces wavebox, so its exit status is not in the report (-1).
-      Report r{-1, false, d.decision, d.reason, {}, 0, 0};
+      Report r{-1, false, d.decision, d.reason, {}, 0, 0, o.allow_domains};
       if (auto st = write_report(o.report_json, r); !st) log::warn(st.error().message);
     }
     launch.reset();  // its signal mask must not reach the command
@@ -325,7 +325,8 @@ int run_or_wrap(const Options& o, bool dry) {
   if (!block.empty()) std::fwrite(block.data(), 1, block.size(), stderr);
   if (!o.report_json.empty()) {
     Report r{outcome->exit_code, true, d.decision, d.reason, shown, outcome->more,
-             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count()};
+             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count(),
+             o.allow_domains};
     auto st = write_report(o.report_json, r);
     if (!st) log::warn(st.error().message);
   }
@@ -360,6 +361,8 @@ int cmd_decide(const Options& o) {
   j["reason"] = d.reason;
   j["matchedRule"] = d.matched_rule.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.matched_rule);
   j["subcommands"] = d.subcommands;
+  // A call that reaches more hosts than the settings say (seed 003: never read-only).
+  j["addsHosts"] = o.allow_domains;
   std::printf("%s\n", j.dump().c_str());
   return 0;
 }

@@ -4,12 +4,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <cstring>
 
 #include "core/log.hpp"
+#include "core/domain.hpp"
 #include "core/paths.hpp"
 
 namespace wb::cli {
@@ -25,6 +27,7 @@ Status write_report(const std::string& target, const Report& r) {
     j["violations"].push_back({{"operation", x.operation}, {"target", x.target}, {"reason", x.reason}, {"line", x.line()}});
   }
   j["violationsNotListed"] = r.more;
+  j["extraDomains"] = r.extra_domains;
   j["elapsedMs"] = r.elapsed_ms;
   std::string text = j.dump() + "\n";
   if (target.rfind("fd:", 0) == 0) {
@@ -91,6 +94,17 @@ Result<Environment> load_environment(const Options& o) {
     env.settings = default_settings();
   } else {
     env.settings = WB_TRY(load_settings(sources, env.home));
+  }
+  // Per-call network (seed 003): hosts for this run only, on top of the settings' allowlist.
+  for (const auto& d : o.allow_domains) {
+    if (!parse_pattern(d)) {
+      return make_error(ErrorKind::kSettings,
+                        fmt::format("--allow-domain \"{}\" is not a valid domain pattern (use \"example.com\", "
+                                    "\"*.example.com\", optionally with \":PORT\")",
+                                    d));
+    }
+    auto& list = env.settings.sandbox.network.allowed_domains;
+    if (std::find(list.begin(), list.end(), d) == list.end()) list.push_back(d);
   }
   return env;
 }

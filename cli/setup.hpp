@@ -31,6 +31,7 @@ struct Report {
   std::vector<Violation> violations;
   size_t more = 0;
   double elapsed_ms = 0;
+  std::vector<std::string> extra_domains;  // --allow-domain
 };
 // Writes it to FILE or fd:N.
 Status write_report(const std::string& target, const Report& r);

@@ -84,6 +84,18 @@ settings '["loopname.test"]'
 lab_wb run --settings "$S" -- sh -c "curl -s -m 5 http://loopname.test/"
 check "an allowed name resolving to 127.0.0.1 is refused" grep -q "deny network-outbound loopname.test:80 (resolves to a local address (127.0.0.1))" <<<"$OUT"
 
+# Per-call network: --allow-domain adds hosts for one run only.
+settings '[]'
+lab_wb run --settings "$S" --allow-domain allowed.test --report-json "$SCRATCH/r.json" -- sh -c "curl -s -m 5 http://allowed.test/per-call"
+check "--allow-domain: that run reaches the host" received "80 GET /per-call"
+check "--allow-domain: the report lists the extra host" grep -q '"extraDomains":\["allowed.test"\]' "$SCRATCH/r.json"
+lab_wb run --settings "$S" -- sh -c "curl -s -m 5 http://allowed.test/per-call-2"
+check "--allow-domain: the next run without it does not" bash -c '! grep -q per-call-2 "$0"' "$LAB_LOG"
+lab_wb decide --settings "$S" --allow-domain allowed.test -- 'curl http://allowed.test/'
+check "--allow-domain: decide says which hosts the call adds" grep -q '"addsHosts":\["allowed.test"\]' <<<"$OUT"
+lab_wb run --settings "$S" --allow-domain '*.com' -- true
+check "--allow-domain: a malformed pattern is exit 125" [ "$RC" -eq 125 ]
+
 # ... and one that resolves to this host's own address spelled as IPv4-mapped IPv6.
 settings '["mappedown.test"]'
 lab_wb run --settings "$S" -- sh -c "curl -s -m 5 http://mappedown.test/"
