@@ -277,9 +277,16 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
     return abort_child(sys::sys_error("send", "the shim's socket", errno));
   }
   if (auto st = receive_listeners(*child); !st) return st.error();
+  if (req.network_off) {
+    // shutdown reaches every copy of a listening socket: none is left listening.
+    ::shutdown(child->http_listener.get(), SHUT_RDWR);
+    ::shutdown(child->socks_listener.get(), SHUT_RDWR);
+    child->http_listener.reset();
+    child->socks_listener.reset();
+  }
   // The proxy starts with the first connection (most commands make none): until then the
   // listeners are polled here, and a connection waits in their backlog meanwhile.
-  bool proxy_started = !req.on_listeners;
+  bool proxy_started = !req.on_listeners || req.network_off;
   auto start_proxy = [&]() {
     proxy_started = true;
     log::timing("a first connection: the proxy starts");

@@ -57,6 +57,9 @@ Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std
 
 struct ExecRequest {
   std::vector<std::string> command;
+  // --network off: the sandbox's listeners stop listening before the command can start (no
+  // proxy, nothing reachable; a connection attempt is refused at once).
+  bool network_off = false;
   std::string exe;  // command[0] found on PATH already ("" = the shim searches PATH)
   // The command's environment: bwrap gets it with its options (--clearenv, --setenv), so it
   // never shows in a command line and the shim starts with it.

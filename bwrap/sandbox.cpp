@@ -407,7 +407,19 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   const bool mount_api = shim_mounts_available();
   req.command = run.command;
   req.exe = run.exe;
-  req.env = sandbox_environment(run.env);
+  req.network_off = run.network_off;
+  if (run.network_off) {
+    // No proxy to name: the caller's proxy variables go too.
+    for (const auto& kv : run.env) {
+      std::string n = kv.substr(0, kv.find('='));
+      for (auto& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (n != "http_proxy" && n != "https_proxy" && n != "all_proxy" && n != "no_proxy" && n != "ftp_proxy") {
+        req.env.push_back(kv);
+      }
+    }
+  } else {
+    req.env = sandbox_environment(run.env);
+  }
   // --clearenv came with bubblewrap 0.5 (an unknown version, 0.0, is taken as recent).
   req.bwrap_clearenv = run.bwrap_version[0] > 0 || run.bwrap_version[1] >= 5 ||
                        (run.bwrap_version[0] == 0 && run.bwrap_version[1] == 0);

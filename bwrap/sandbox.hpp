@@ -28,6 +28,7 @@ struct LinuxRun {
   std::optional<double> timeout_seconds;
   long long cpu_seconds = 0, pids = 0, memory_mb = 0;  // sandbox.resources (0 = none)
   bool allow_unix_sockets = false;  // network.allowAllUnixSockets
+  bool network_off = false;         // --network off: no proxy, no proxy variables
   // Serves the sandbox's proxy listeners (the caller starts netproxy here; bwrap/ does not
   // include netproxy/); refusals go to sink, from any thread.
   std::function<Status(sys::Fd http, sys::Fd socks, std::function<void(const Violation&)> sink)> start_network;

@@ -25,6 +25,8 @@ void add_common(CLI::App* sub, wb::cli::Options& o) {
                   "reach this host (allowedDomains grammar) in this run only, besides the settings (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_option("--network", o.network, "off: nothing reachable in this run, no proxy; allowlist: as the settings say")
+      ->check(CLI::IsMember({"off", "allowlist"}));
   sub->add_option("--allow-write", o.allow_write, "an extra writable path (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

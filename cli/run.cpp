@@ -291,6 +291,7 @@ int run_or_wrap(const Options& o, bool dry) {
   run.pids = s.sandbox.resources.pids.value_or(0);
   run.memory_mb = s.sandbox.resources.memory_mb.value_or(0);
   run.allow_unix_sockets = s.sandbox.network.allow_all_unix_sockets;
+  run.network_off = o.network == "off";
   auto net_policy = netproxy::make_net_policy(s.sandbox.network);
   if (!net_policy.ok()) return report_error(net_policy.error());
   std::unique_ptr<netproxy::Proxy> proxy;

@@ -96,6 +96,20 @@ check "--allow-domain: decide says which hosts the call adds" grep -q '"addsHost
 lab_wb run --settings "$S" --allow-domain '*.com' -- true
 check "--allow-domain: a malformed pattern is exit 125" [ "$RC" -eq 125 ]
 
+# --network off: nothing at all for this run, whatever the allowlist says.
+settings '["allowed.test"]'
+lab_wb run --settings "$S" --network off -- sh -c "env | grep -ci proxy; curl -s -m 3 http://allowed.test/net-off-1; curl -s -m 3 --noproxy '*' http://$LAB_UP_IP/net-off-2; python3 -c \"
+import socket
+for p in (3128, 1080):
+    try: socket.create_connection(('127.0.0.1', p), timeout=2); print('LISTENER', p)
+    except OSError as e: print('no listener', p)\""
+check "--network off: no proxy variables inside" grep -qx 0 <<<"$OUT"
+check "--network off: no listener inside" bash -c '! grep -q LISTENER <<<"$0"' "$OUT"
+check "--network off: nothing reached the lab host" bash -c '! grep -q net-off "$0"' "$LAB_LOG"
+check "--network off: the connection attempt is reported" grep -q "deny network-outbound $LAB_UP_IP:80" <<<"$OUT"
+lab_wb run --settings "$S" -- sh -c "curl -s -m 5 http://allowed.test/net-on-again"
+check "--network off: the next run without it has the allowlist again" received "GET /net-on-again"
+
 # ... and one that resolves to this host's own address spelled as IPv4-mapped IPv6.
 settings '["mappedown.test"]'
 lab_wb run --settings "$S" -- sh -c "curl -s -m 5 http://mappedown.test/"
