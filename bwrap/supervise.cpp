@@ -372,6 +372,20 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
     if (rc < 0) r.error = errno;
     return r;
   };
+  // A name about to be made (mkdir, mknod, symlink, link): its directory on the sandbox's tree,
+  // EEXIST when it is taken, the refusal when it is protected. True when r is the answer.
+  auto new_name = [&](long long dirfd, const std::string& path, Parent& p, bool tree) {
+    if (int err = parent_of(pid, dirfd, path, p)) {
+      fail(err);
+      return true;
+    }
+    r.path = paths::join(p.path, p.name);
+    if (int err = exists_already(p)) {
+      fail(err);
+      return true;
+    }
+    return refused(r.path, p.fd.get(), tree);
+  };
   std::string p1, p2;
   switch (nr) {
     case SYS_open:
@@ -419,10 +433,7 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
       long long dirfd = at ? static_cast<long long>(static_cast<int>(a[0])) : AT_FDCWD;
       if (int err = str(at ? a[1] : a[0], p1)) return fail(err);
       Parent p;
-      if (int err = parent_of(pid, dirfd, p1, p)) return fail(err);
-      r.path = paths::join(p.path, p.name);
-      if (int err = exists_already(p)) return fail(err);
-      if (refused(r.path, p.fd.get(), false)) return r;
+      if (new_name(dirfd, p1, p, false)) return r;
       mode_t mode = static_cast<mode_t>(at ? a[2] : a[1]);
       UmaskScope u(umask_of(pid));
       if (nr == SYS_mkdir || nr == SYS_mkdirat) {
@@ -440,10 +451,7 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
       if (int err = str(a[0], p1)) return fail(err);
       if (int err = str(nr == SYS_symlinkat ? a[2] : a[1], p2)) return fail(err);
       Parent p;
-      if (int err = parent_of(pid, dirfd, p2, p)) return fail(err);
-      r.path = paths::join(p.path, p.name);
-      if (int err = exists_already(p)) return fail(err);
-      if (refused(r.path, p.fd.get(), true)) return r;
+      if (new_name(dirfd, p2, p, true)) return r;
       if (p.trailing_slash) return fail(ENOENT);
       return done(::symlinkat(p1.c_str(), p.fd.get(), p.name.c_str()));
     }
@@ -457,10 +465,7 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
       if (int err = str(at ? a[1] : a[0], p1); err && !(flags & AT_EMPTY_PATH)) return fail(err);
       if (int err = str(at ? a[3] : a[1], p2)) return fail(err);
       Parent np;
-      if (int err = parent_of(pid, newdir, p2, np)) return fail(err);
-      r.path = paths::join(np.path, np.name);
-      if (int err = exists_already(np)) return fail(err);
-      if (refused(r.path, np.fd.get(), false)) return r;
+      if (new_name(newdir, p2, np, false)) return r;
       if (np.trailing_slash) return fail(ENOENT);
       sys::Fd src;
       if ((flags & AT_EMPTY_PATH) && p1.empty()) {
