@@ -6,7 +6,8 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
-#include <sys/signalfd.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -18,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 #include "bwrap/netns.hpp"
 #include "core/log.hpp"
@@ -29,8 +31,6 @@ namespace wb::lnx {
 namespace {
 
 using sys::Fd;
-
-constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
 
 // Moves an fd above the range we hand to bwrap, so dup2 in the child always changes numbers
 // (which is what clears close-on-exec).
@@ -87,24 +87,33 @@ void write_all(int fd, const char* data, size_t len) {
   }
 }
 
-// Writes bwrap's options into its pipe. A bwrap that died meanwhile gives EPIPE (not SIGPIPE:
-// ignored for the write); await_bwrap then says what happened.
+// Writes bwrap's options into its pipe. A bwrap that died meanwhile gives EPIPE, not SIGPIPE:
+// the signal is blocked for this thread only and, if the write raised it, taken back before the
+// mask is (the process's handling of SIGPIPE never changes); await_bwrap then says what happened.
 Status send_options(const std::string& data, int to) {
-  struct sigaction ign {}, old {};
-  ign.sa_handler = SIG_IGN;
-  ::sigaction(SIGPIPE, &ign, &old);
+  sigset_t pipe_only, old;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+  bool broken = false;
   Status st = ok_status();
   size_t off = 0;
   while (off < data.size()) {
     ssize_t w = ::write(to, data.data() + off, data.size() - off);
     if (w < 0 && errno == EINTR) continue;
     if (w < 0) {
-      if (errno != EPIPE) st = sys::sys_error("write", "bwrap's options", errno);
+      broken = errno == EPIPE;
+      if (!broken) st = sys::sys_error("write", "bwrap's options", errno);
       break;
     }
     off += static_cast<size_t>(w);
   }
-  ::sigaction(SIGPIPE, &old, nullptr);
+  if (broken && !sigismember(&old, SIGPIPE)) {
+    struct timespec zero = {0, 0};
+    while (::sigtimedwait(&pipe_only, nullptr, &zero) == SIGPIPE) {
+    }
+  }
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
   return st;
 }
 
@@ -142,11 +151,31 @@ Launch::~Launch() {
     while (::waitpid(child.pid, &ws, 0) < 0 && errno == EINTR) {
     }
   }
-  if (mask_blocked) ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
 }
 
-Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std::string& shim, bool relay_stderr) {
+SignalQueue::SignalQueue() : efd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+
+void SignalQueue::push(int sig) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.push_back(sig);
+  }
+  uint64_t one = 1;
+  (void)!::write(efd_.get(), &one, sizeof one);
+}
+
+std::vector<int> SignalQueue::take() {
+  uint64_t n;
+  (void)!::read(efd_.get(), &n, sizeof n);
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::exchange(pending_, {});
+}
+
+Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std::string& shim, bool relay_stderr,
+                                             const std::vector<std::string>& env, const Logger& log) {
   auto L = std::make_unique<Launch>();
+  L->log = &log;
+  L->env = env;
   int pfd[2];
   if (::pipe2(pfd, O_CLOEXEC) != 0) return sys::sys_error("pipe2", "status", errno);
   L->status_rd = high_fd(pfd[0]);
@@ -170,14 +199,6 @@ Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std
   L->spec = WB_TRY(new_memfd("wavebox-command"));
   L->mounts = WB_TRY(new_memfd("wavebox-mounts"));
 
-  sigset_t fwd;
-  sigemptyset(&fwd);
-  sigaddset(&fwd, SIGCHLD);
-  for (int s : kForwarded) sigaddset(&fwd, s);
-  ::sigprocmask(SIG_BLOCK, &fwd, &L->old_mask);
-  L->mask_blocked = true;
-  L->sigfd = Fd(::signalfd(-1, &fwd, SFD_CLOEXEC | SFD_NONBLOCK));
-
   std::vector<std::string> argv = {bwrap, "--args", std::to_string(kArgsFd), "--", shim, std::to_string(kSeccompFd),
                                    std::to_string(kObserverSockFd), std::to_string(kShimSpecFd),
                                    std::to_string(kShimMountsFd)};
@@ -187,40 +208,26 @@ Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std
   dups.emplace_back(null.get(), 0);
   dups.emplace_back(null.get(), 1);
   dups.emplace_back(L->err_wr.get(), 2);
-  // The keeper and bwrap start with our environment; the command's comes with the options.
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  // The keeper and bwrap start with the caller's environment; the command's comes with the options.
   L->child = WB_TRY(spawn_in_netns(shim, argv, env, dups, kShimMountsFd + 1));
-  log::timing("keeper started");
+  // Its end wakes the supervision loop (no SIGCHLD: the process's signals are not ours). A
+  // kernel without pidfds (before 5.3): the loop looks every 50 ms instead.
+  L->keeper_pidfd = Fd(static_cast<int>(::syscall(SYS_pidfd_open, L->child.pid, 0)));
+  log.timing("keeper started");
   L->args_rd.reset();
   L->obs_theirs.reset();
   return L;
 }
 
-Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
-  L.consumed = true;
-  NetnsChild* child = &L.child;
-  pid_t pid = child->pid;
-  Fd& status_rd = L.status_rd;
-  Fd& err_rd = L.err_rd;
-  Fd& sigfd = L.sigfd;
-  const bool observe = req.observer != nullptr;
-  if (observe) req.observer->adopt_socket(std::move(L.obs_ours));
-  auto abort_child = [&](Error e) -> Result<int> {
-    // The keeper's death ends bwrap (waiting for its options, or its shim for the mount list)
-    // and its namespace: nothing of the sandbox ran, and nothing is printed.
-    ::kill(pid, SIGKILL);
-    int ws;
-    ::waitpid(pid, &ws, 0);
-    return e;
-  };
+Status begin_launch(Launch& L, const ExecRequest& req, const std::string& early_options) {
   // The command, its limits and where it was found, first: the shim reads them as soon as bwrap
   // runs it.
   std::string spec = req.limits + '\0' + (req.exe.empty() ? std::string("-") : req.exe) + '\0';
   for (const auto& a : req.command) spec += a + '\0';
-  if (auto st = sys::replace_contents(L.spec.get(), spec, "the command for the shim"); !st) return abort_child(st.error());
+  WB_TRY(sys::replace_contents(L.spec.get(), spec, "the command for the shim"));
   // The command's environment, for bwrap to set before it runs the shim.
-  std::string env_options;
+  std::string& env_options = L.env_options;
+  env_options.clear();
   auto option = [&](std::initializer_list<std::string_view> words) {
     for (auto w : words) {
       env_options.append(w);
@@ -230,8 +237,8 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
   if (req.bwrap_clearenv) {
     option({"--clearenv"});
   } else {
-    for (char** e = environ; *e; ++e) {
-      std::string_view kv(*e);
+    for (const auto& launch_kv : L.env) {
+      std::string_view kv(launch_kv);
       std::string_view name = kv.substr(0, kv.find('='));
       bool kept = std::any_of(req.env.begin(), req.env.end(), [&](const std::string& mine) {
         return mine.size() > name.size() && mine.compare(0, name.size(), name) == 0 && mine[name.size()] == '=';
@@ -245,19 +252,38 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
     std::string_view v(kv);
     option({"--setenv", v.substr(0, eq), v.substr(eq + 1)});
   }
-  const bool early = !req.early_options.empty();
-  if (early) {
-    if (auto st = send_options(env_options + req.early_options, L.args_wr.get()); !st) return abort_child(st.error());
+  if (!early_options.empty()) {
+    WB_TRY(send_options(env_options + early_options, L.args_wr.get()));
     L.args_wr.reset();
+    L.options_sent = true;
   }
-  auto options = req.prepare();
-  if (!options.ok()) return abort_child(options.error());
-  if (early && !options->empty()) {
+  return ok_status();
+}
+
+Result<int> exec_bwrap(Launch& L, const ExecRequest& req, const std::string& options) {
+  L.consumed = true;
+  const Logger& log = *req.log;
+  NetnsChild* child = &L.child;
+  pid_t pid = child->pid;
+  Fd& status_rd = L.status_rd;
+  Fd& err_rd = L.err_rd;
+  const bool observe = req.observer != nullptr;
+  if (observe) req.observer->adopt_socket(std::move(L.obs_ours));
+  auto abort_child = [&](Error e) -> Result<int> {
+    // The keeper's death ends bwrap (waiting for its options, or its shim for the mount list)
+    // and its namespace: nothing of the sandbox ran, and nothing is printed.
+    ::kill(pid, SIGKILL);
+    int ws;
+    ::waitpid(pid, &ws, 0);
+    return e;
+  };
+  if (L.options_sent && !options.empty()) {
     return abort_child(make_error(ErrorKind::kSandboxFailed, "internal: the plan needs bwrap's mounts after all"));
   }
-  if (!early) {
-    if (auto st = send_options(env_options + *options, L.args_wr.get()); !st) return abort_child(st.error());
+  if (!L.options_sent) {
+    if (auto st = send_options(L.env_options + options, L.args_wr.get()); !st) return abort_child(st.error());
     L.args_wr.reset();
+    L.options_sent = true;
   }
   // The filter and the mount list are written: the shim, waiting for this byte, places the
   // mounts. (It cannot have gone ahead: without the byte it places nothing and runs nothing.)
@@ -268,8 +294,8 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
   char word[2] = {'M', 0};
   size_t passed = 0;
   for (int i = 0; i < 3; ++i) {
-    if (!sys::standard_fd_given(i)) continue;
-    int fd = i == 2 && L.relay_command_stderr ? L.err_wr.get() : i;
+    if (req.stdio[i] < 0) continue;
+    int fd = i == 2 && L.relay_command_stderr ? L.err_wr.get() : req.stdio[i];
     stdio[passed++] = fd;
     word[1] = static_cast<char>(word[1] | (1 << i));
   }
@@ -289,11 +315,11 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
   bool proxy_started = !req.on_listeners || req.network_off;
   auto start_proxy = [&]() {
     proxy_started = true;
-    log::timing("a first connection: the proxy starts");
+    log.timing("a first connection: the proxy starts");
     auto st = req.on_listeners(std::move(child->http_listener), std::move(child->socks_listener));
     if (!st) {
       // Closed listeners refuse every connection: the sandbox has no network, nothing more.
-      log::error("the proxy could not start, the sandbox has no network: " + st.error().message);
+      log.error("the proxy could not start, the sandbox has no network: " + st.error().message);
       child->http_listener.reset();
       child->socks_listener.reset();
     }
@@ -309,6 +335,7 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
   bool exited = false, timed_out = false, status_eof = false, err_eof = !err_rd.valid();
   bool observer_lost = false, ended = false, observer_hup = false;
   bool emptied = false;  // the shim said the sandbox is empty, and the command's status
+  bool cancelled = false;  // ended by the caller (SIGKILL through req.signals)
   int end_status = 0;
   // Relays what comes through the stderr pipe (bwrap's messages, and the command's stderr when it
   // is relayed); false at its end (or an error).
@@ -317,7 +344,7 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
     ssize_t r = ::read(err_rd.get(), buf, sizeof buf);
     if (r > 0) {
       // Relayed unchanged and at once; lines are only copied for recognition.
-      write_all(2, buf, static_cast<size_t>(r));
+      write_all(req.stdio[2], buf, static_cast<size_t>(r));
       err_line.append(buf, static_cast<size_t>(r));
       size_t nl;
       while ((nl = err_line.find('\n')) != std::string::npos) {
@@ -329,7 +356,7 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
     }
     if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
       err_eof = true;
-      log::timing("stderr closed");
+      log.timing("stderr closed");
       if (!err_line.empty() && req.stderr_line) req.stderr_line(err_line);
       return false;
     }
@@ -358,16 +385,18 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
     // The observer's thread starts with the first notification (a command that writes nothing
     // never needs it): until then its listener is polled here, and the caller waits meanwhile.
     const bool observer_idle = observe && req.observer->ready() && !req.observer->running() && !observer_hup;
-    struct pollfd p[7] = {
-        {sigfd.get(), POLLIN, 0},
+    if (!exited && !L.keeper_pidfd.valid() && (timeout_ms < 0 || timeout_ms > 50)) timeout_ms = 50;
+    struct pollfd p[8] = {
+        {exited ? -1 : L.keeper_pidfd.get(), POLLIN, 0},
         {status_eof ? -1 : status_rd.get(), POLLIN, 0},
         {err_eof ? -1 : err_rd.get(), POLLIN, 0},
         {observe && req.observer->socket_fd() >= 0 ? req.observer->socket_fd() : -1, POLLIN, 0},
         {proxy_started ? -1 : child->http_listener.get(), POLLIN, 0},
         {proxy_started ? -1 : child->socks_listener.get(), POLLIN, 0},
         {observer_idle ? req.observer->listener_fd() : -1, POLLIN, 0},
+        {req.signals ? req.signals->fd() : -1, POLLIN, 0},
     };
-    int n = ::poll(p, 7, timeout_ms);
+    int n = ::poll(p, 8, timeout_ms);
     if (n < 0 && errno != EINTR) break;
     ++wakeups;
     if (!proxy_started && (p[4].revents || p[5].revents)) start_proxy();
@@ -375,7 +404,7 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
       req.observer->handle_waiting();
       observer_hup = req.observer->finished();
     } else if (p[6].revents & POLLIN) {
-      log::timing("a first notification: the observer starts");
+      log.timing("a first notification: the observer starts");
       req.observer->start();
       if (req.observer->without_thread()) req.observer->handle_waiting();
     } else if (p[6].revents) {
@@ -384,13 +413,13 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
     if (p[3].revents) {
       if (!req.observer->ready()) {
         if (req.observer->receive_listener()) {
-          log::timing("observer listener received");
+          log.timing("observer listener received");
         } else {
           observer_lost = true;
         }
       } else if (req.observer->receive_end(&end_status)) {
         emptied = true;
-        log::timing("the shim: the sandbox is empty");
+        log.timing("the shim: the sandbox is empty");
       }
     }
     if (p[2].revents) relay_err();
@@ -401,28 +430,34 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
         status_text.append(buf, static_cast<size_t>(r));
         if (!ended && status_text.find("exit-code") != std::string::npos) {
           ended = true;
-          log::timing("bwrap reported the exit code");
+          log.timing("bwrap reported the exit code");
           if (req.on_sandbox_ended) req.on_sandbox_ended();
         }
         if (init_pid < 0) {
           init_pid = static_cast<pid_t>(find_json_number(status_text, "\"child-pid\""));
-          if (init_pid > 0) log::timing("bwrap reported its child");
+          if (init_pid > 0) log.timing("bwrap reported its child");
         }
       } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
         status_eof = true;
-        log::timing("bwrap status closed");
+        log.timing("bwrap status closed");
       }
     }
-    if (p[0].revents) {
-      struct signalfd_siginfo si;
-      while (::read(sigfd.get(), &si, sizeof si) == sizeof si) {
-        if (si.ssi_signo == SIGCHLD) continue;
-        forward_signal(bwrap_pid > 0 ? sandbox_init(bwrap_pid) : init_pid, static_cast<int>(si.ssi_signo));
+    if (p[7].revents) {
+      for (int sig : req.signals->take()) {
+        if (sig == SIGKILL) {
+          // The whole sandbox: pid 1 of its namespace, or the keeper before bwrap is known.
+          cancelled = true;
+          ::kill(bwrap_pid > 0 ? bwrap_pid : pid, SIGKILL);
+        } else {
+          forward_signal(bwrap_pid > 0 ? sandbox_init(bwrap_pid) : init_pid, sig);
+        }
       }
+    }
+    if (p[0].revents || !L.keeper_pidfd.valid()) {
       if (!exited && ::waitpid(pid, &wait_status, WNOHANG) == pid) {
         exited = true;
         exited_at = now_s();
-        log::timing("bwrap reaped");
+        log.timing("bwrap reaped");
       }
     }
     if (emptied) {
@@ -450,12 +485,11 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req) {
     }
   }
   if (observe) req.observer->stop();
-  log::info(fmt::format("supervision loop woke {} times", wakeups));
-  ::sigprocmask(SIG_SETMASK, &L.old_mask, nullptr);
-  L.mask_blocked = false;
+  log.info(fmt::format("supervision loop woke {} times", wakeups));
 
   if (timed_out) return 124;
   if (emptied) return end_status;
+  if (cancelled) return 128 + SIGKILL;
   if (init_pid <= 0) {
     int code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
     return make_error(ErrorKind::kSandboxFailed,

@@ -11,9 +11,11 @@
 #include <signal.h>
 
 #include <memory>
+#include <mutex>
 
 #include "bwrap/netns.hpp"
 #include "bwrap/observer.hpp"
+#include "core/log.hpp"
 #include "core/sys/fd.hpp"
 #include "core/result.hpp"
 
@@ -32,15 +34,19 @@ constexpr int kShimMountsFd = 8;
 // everything that depends on the plan comes later through the descriptors: the seccomp program
 // (fd 5), the command, its limits and where it was found (fd 6, the spec), the mounts (fd 8),
 // the environment and bwrap's options (fd 3). The shim's socket is fd 7.
-// Destroying a launch that was not run ends all of it (the keeper's death takes bwrap along)
-// and gives the signal mask back.
+// Destroying a launch that was not run ends all of it (the keeper's death takes bwrap along).
+// Nothing of the process changes: no signal mask, no handler, no environment; the keeper's end
+// is seen through its pidfd. (Its parent-death signal follows the thread that made it: make
+// launches on a thread that outlives the run.)
 struct Launch {
-  sys::Fd status_rd, status_wr, args_rd, args_wr, err_rd, err_wr, obs_ours, obs_theirs, sigfd;
+  sys::Fd status_rd, status_wr, args_rd, args_wr, err_rd, err_wr, obs_ours, obs_theirs, keeper_pidfd;
   sys::Fd filter, spec, mounts;  // memory files, filled before the options are sent
-  sigset_t old_mask{};
   NetnsChild child;
-  bool mask_blocked = false;
   bool consumed = false;
+  bool options_sent = false;  // bwrap has its options (sent before the plan)
+  std::string env_options;    // --clearenv/--setenv..., sent with the options
+  std::vector<std::string> env;  // the keeper's and bwrap's own environment
+  const Logger* log = nullptr;
   // err_rd carries bwrap's own messages always, the command's stderr too when this is set.
   bool relay_command_stderr = false;
   Launch() = default;
@@ -53,7 +59,24 @@ struct Launch {
 // one bwrap writes its messages to. The command's standard descriptors never pass through bwrap
 // (it has /dev/null and that pipe): the shim receives them with the word to start, so once the
 // command and its processes are gone nothing but wavebox holds the caller's output open.
-Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std::string& shim, bool relay_stderr);
+// env: the environment the keeper and bwrap start with (the caller's); the command's comes later.
+Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std::string& shim, bool relay_stderr,
+                                             const std::vector<std::string>& env, const Logger& log);
+
+// Signals for the command from any thread (the caller's terminal, serve's terminate): queued,
+// and the supervision loop woken through fd(). SIGKILL ends the whole sandbox.
+class SignalQueue {
+ public:
+  SignalQueue();
+  void push(int sig);
+  std::vector<int> take();
+  int fd() const { return efd_.get(); }
+
+ private:
+  std::mutex mu_;
+  std::vector<int> pending_;
+  sys::Fd efd_;
+};
 
 struct ExecRequest {
   std::vector<std::string> command;
@@ -68,22 +91,16 @@ struct ExecRequest {
   // command must not see is named with --unsetenv.
   bool bwrap_clearenv = true;
   std::optional<double> timeout_seconds;
+  // The command's standard descriptors (-1: closed for it); stderr is relayed to stdio[2].
+  int stdio[3] = {0, 1, 2};
+  SignalQueue* signals = nullptr;  // what to forward to the command while it runs
+  const Logger* log = nullptr;
   std::string limits = "0:0:0";  // CPU seconds : processes : memory MB for the command (0 = none)
   // Receives the listener of the shim's seccomp program (bwrap/shim.c).
   Observer* observer = nullptr;
   // bwrap runs inside a fresh network namespace (bwrap/netns.hpp); on_listeners receives the
   // proxy's listening sockets before the command can connect, and must start serving them.
   std::function<Status(sys::Fd http, sys::Fd socks)> on_listeners;
-  // bwrap's options when they are known before the plan (the shim places every mount: they
-  // depend on the settings only), else empty. bwrap then gets them at once and sets up its
-  // namespaces and root while the plan is made; the shim waits for the mount list.
-  std::string early_options;
-  // Runs while the namespace is made and bwrap starts: plans the sandbox, fills the launch's
-  // filter and mount list and returns bwrap's options (bwrap_options), which go to bwrap through
-  // the pipe on fd 3 (`--args 3`, so they never show in its command line); with early_options,
-  // returns "" when those were right (anything else: the launch is dropped, nothing ran). An
-  // error stops everything before the shim places a mount, so before the command can run.
-  std::function<Result<std::string>()> prepare;
   // Called with each complete line the command wrote on stderr, when stderr is relayed.
   std::function<void(const std::string&)> stderr_line;
   // Called once bwrap reports the command's exit code: pid 1 of the sandbox has ended, and with
@@ -98,8 +115,18 @@ Result<sys::Fd> new_memfd(const char* name);
 // relies on.
 std::string bwrap_options(const std::vector<std::string>& args);
 
+// What does not depend on the plan, sent while the namespace is made and bwrap starts: the
+// command, its limits and where it was found (the spec), and the command's environment; with
+// early_options (bwrap's options when they are known before the plan: the shim places every
+// mount, so they depend on the settings only) those too, so bwrap sets up its namespaces and
+// root while the plan is made. An error drops the launch: nothing ran.
+Status begin_launch(Launch& launch, const ExecRequest& req, const std::string& early_options);
+
+// Once planned (the launch's filter and mount list filled): bwrap's options (bwrap_options) go
+// to bwrap through the pipe on fd 3 (`--args 3`, so they never show in its command line), unless
+// begin_launch sent them; then the shim gets the word to place the mounts and start the command.
 // Returns the exit status wavebox should exit with (the command's, 128+N, or 124 on timeout),
 // or kSandboxFailed when bubblewrap could not start the command.
-Result<int> exec_bwrap(Launch& launch, const ExecRequest& req);
+Result<int> exec_bwrap(Launch& launch, const ExecRequest& req, const std::string& options);
 
 }  // namespace wb::lnx

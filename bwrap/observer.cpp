@@ -184,7 +184,7 @@ void Observer::start() {
   } catch (const std::system_error& e) {
     // Slower, but every notified call is still answered (a call left unanswered would hang).
     without_thread_ = true;
-    log::warn(fmt::format("no thread for the write observer ({}): the supervision loop answers it", e.what()));
+    log_->warn(fmt::format("no thread for the write observer ({}): the supervision loop answers it", e.what()));
   }
 }
 

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "bwrap/supervise.hpp"
+#include "core/log.hpp"
 #include "core/sys/fd.hpp"
 #include "core/violations.hpp"
 
@@ -32,6 +33,7 @@ class Observer {
   // Our end of the socket whose other end the shim holds (bwrap/exec.hpp, Launch).
   void adopt_socket(sys::Fd ours) { ours_ = std::move(ours); }
   void set_host_proc(bool v) { supervisor_.set_host_proc(v); }
+  void set_logger(const Logger* log) { log_ = log; }
   void set_unix_sockets_open(bool v) { supervisor_.set_unix_sockets_open(v); }
   int socket_fd() const { return ours_.get(); }      // poll: the listener, then the end, arrive here
   int listener_fd() const { return listener_.get(); }  // poll: notifications arrive here
@@ -70,6 +72,7 @@ class Observer {
  private:
   std::function<bool(const std::string&)> writable_;
   std::function<void(const Violation&)> sink_;
+  const Logger* log_ = &log::process();
   Supervisor supervisor_;
   sys::Fd ours_, listener_;
   void handle_one();

@@ -68,13 +68,13 @@ std::vector<std::string> effective_scan_roots(const FsPolicy& policy) {
   return out;
 }
 
-Result<std::vector<sys::ScanHit>> scan_all(const std::vector<std::string>& roots, const std::string& cache,
-                                           std::vector<std::string>* unreadable = nullptr,
+Result<std::vector<sys::ScanHit>> scan_all(const Logger& log, const std::vector<std::string>& roots,
+                                           const std::string& cache, std::vector<std::string>* unreadable = nullptr,
                                            std::vector<std::string>* too_deep = nullptr) {
   std::vector<sys::ScanHit> hits;
   for (const auto& r : roots) {
     auto res = WB_TRY(sys::scan_tree(r, cache));
-    log::info(fmt::format("scanned {}: {} directories, {} read ({})", log::quote(r), res.dirs_total,
+    log.info(fmt::format("scanned {}: {} directories, {} read ({})", log::quote(r), res.dirs_total,
                           res.dirs_read, res.timing));
     hits.insert(hits.end(), res.hits.begin(), res.hits.end());
     if (unreadable) unreadable->insert(unreadable->end(), res.unreadable.begin(), res.unreadable.end());
@@ -93,7 +93,7 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
   expand_read_globs(run.policy);
   p.scan_roots = effective_scan_roots(run.policy);
   std::vector<std::string> unreadable, too_deep;
-  auto hits = WB_TRY(scan_all(p.scan_roots, run.state.scan, &unreadable, &too_deep));
+  auto hits = WB_TRY(scan_all(*run.log, p.scan_roots, run.state.scan, &unreadable, &too_deep));
   std::string ws_real = sys::real_path_or_empty(run.cwd);
   auto guards = sys::guards_for_hits(hits, ws_real.empty() ? run.cwd : ws_real, run.home);
   for (auto& g : guards.deny_write) run.policy.deny_write.push_back(std::move(g));
@@ -120,7 +120,7 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
     // open it up either.
     struct stat st;
     if (::lstat(u.c_str(), &st) == 0 && st.st_uid != ::geteuid()) continue;
-    log::warn(fmt::format("cannot read \"{}\" to look for protected files in it, so it is read-only in the "
+    run.log->warn(fmt::format("cannot read \"{}\" to look for protected files in it, so it is read-only in the "
                           "sandbox; make it readable (chmod u+rx) to have it writable again",
                           log::quote(u)));
     run.policy.deny_write.push_back({u, LeafType::kDir, true, "", "a directory wavebox could not look into"});
@@ -221,10 +221,10 @@ std::vector<std::string> missing_unstubbed(const FsPolicy& policy, const LinuxFa
   return out;
 }
 
-void warn_appeared(const std::vector<std::string>& missing) {
+void warn_appeared(const Logger& log, const std::vector<std::string>& missing) {
   for (const auto& m : missing) {
     if (sys::exists(m)) {
-      log::warn(fmt::format("\"{}\" was created during the run and was not masked (it did not exist at "
+      log.warn(fmt::format("\"{}\" was created during the run and was not masked (it did not exist at "
                             "start); add it to sandbox.filesystem.denyRead to guard it even before it exists",
                             log::quote(m)));
     }
@@ -233,8 +233,8 @@ void warn_appeared(const std::vector<std::string>& missing) {
 
 // New repositories: from the observer's record of created ".git" entries when it ran (exact and
 // free), else by scanning again.
-void warn_new_repositories(const Prepared& before, const std::string& cache, const std::string& home,
-                           const Observer* observer) {
+void warn_new_repositories(const Logger& log, const Prepared& before, const std::string& cache,
+                           const std::string& home, const Observer* observer) {
   // Exact and free from the observer's record when nothing of the kind was made (the common
   // case); else the workspace is scanned again (its cache makes that a stat per directory):
   // what was made may have been moved since (git init tmp && mv tmp repo).
@@ -243,13 +243,13 @@ void warn_new_repositories(const Prepared& before, const std::string& cache, con
     return;
   }
   std::vector<std::string> unreadable, too_deep;
-  auto hits = scan_all(before.scan_roots, cache, &unreadable, &too_deep);
+  auto hits = scan_all(log, before.scan_roots, cache, &unreadable, &too_deep);
   if (!hits.ok()) return;
   std::set<std::string> was_unreadable(before.unreadable.begin(), before.unreadable.end());
   for (const auto& u : unreadable) {
     struct stat st;
     if (was_unreadable.count(u) || ::lstat(u.c_str(), &st) != 0 || st.st_uid != ::geteuid()) continue;
-    log::warn(fmt::format("the command made \"{}\" unreadable: what it holds (a repository?) was not checked; "
+    log.warn(fmt::format("the command made \"{}\" unreadable: what it holds (a repository?) was not checked; "
                           "look inside before running git or other tools there outside the sandbox",
                           log::quote(u)));
   }
@@ -259,7 +259,7 @@ void warn_new_repositories(const Prepared& before, const std::string& cache, con
   std::set<std::string> warned;
   for (const auto& p : now.git_dirs) {
     if (!known.count(p) && warned.insert(p).second) {
-      log::warn(fmt::format("the command created the git repository \"{}\"; its hooks and config were "
+      log.warn(fmt::format("the command created the git repository \"{}\"; its hooks and config were "
                             "writable during this run (they are protected from the next run on). "
                             "Check them before running git there outside the sandbox",
                             log::quote(p)));
@@ -269,7 +269,7 @@ void warn_new_repositories(const Prepared& before, const std::string& cache, con
   for (const auto& h : *hits) {
     std::string p = paths::join(h.dir, h.name);
     if (!is_protected_name(h.name) || in_dependency_tree(p, ws) || had.count(p) || !warned.insert(p).second) continue;
-    log::warn(fmt::format("the command created \"{}\" in a directory it made during this run (a clone or an "
+    log.warn(fmt::format("the command created \"{}\" in a directory it made during this run (a clone or an "
                           "extraction, so it was allowed); it is protected from the next run on. Check it before "
                           "opening that directory with a tool that loads it",
                           log::quote(p)));
@@ -291,10 +291,10 @@ std::string shim_path() {
 // stderr can be relayed (to recognise refused reads) without changing what the caller sees only
 // when it is a pipe of its own: a terminal stays a terminal, and when stdout is the very same
 // pipe (2>&1) relaying could reorder stderr against stdout.
-bool stderr_relayable() {
+bool stderr_relayable(const int stdio[3]) {
   struct stat err, out;
-  if (::fstat(2, &err) != 0 || !(S_ISFIFO(err.st_mode) || S_ISSOCK(err.st_mode))) return false;
-  return !(::fstat(1, &out) == 0 && out.st_dev == err.st_dev && out.st_ino == err.st_ino);
+  if (stdio[2] < 0 || ::fstat(stdio[2], &err) != 0 || !(S_ISFIFO(err.st_mode) || S_ISSOCK(err.st_mode))) return false;
+  return !(stdio[1] >= 0 && ::fstat(stdio[1], &out) == 0 && out.st_dev == err.st_dev && out.st_ino == err.st_ino);
 }
 
 // Paths in an error line ("cat: /home/u/.ssh/id_rsa: Permission denied") that lie under a read
@@ -371,10 +371,10 @@ bool shim_mounts_available() {
 }
 
 // The terminal bwrap would bind at /dev/console: the one on stdout, if it is one.
-static std::string console_device() {
-  if (!::isatty(1)) return "";
-  const char* name = ::ttyname(1);
-  return name ? name : "";
+static std::string console_device(int out) {
+  char name[256];
+  if (out < 0 || !::isatty(out) || ::ttyname_r(out, name, sizeof name) != 0) return "";
+  return name;
 }
 
 // Whether the plan will stay out of /dev and /proc (so the shim can place all of it) can be told
@@ -390,24 +390,26 @@ static bool plan_stays_out_of_dev_and_proc(const FsPolicy& policy, const std::st
          std::all_of(policy.allow_read.begin(), policy.allow_read.end(), out);
 }
 
-Result<std::unique_ptr<Launch>> launch_sandbox(const std::string& bwrap) {
+Result<std::unique_ptr<Launch>> launch_sandbox(const std::string& bwrap, const int stdio[3],
+                                               const std::vector<std::string>& env, const Logger& log) {
   std::string shim = shim_path();
   if (shim.empty()) {
     return make_error(ErrorKind::kSandboxFailed,
                       "wavebox-shim is not installed next to the wavebox binary (it starts the sandbox); reinstall");
   }
-  return start_launch(bwrap, shim, stderr_relayable());
+  return start_launch(bwrap, shim, stderr_relayable(stdio), env, log);
 }
 
-Result<RunOutcome> run_sandboxed(LinuxRun run) {
-  RunOutcome outcome;
-  std::unique_ptr<Launch> launch = std::move(run.launch);
-  if (!launch) launch = WB_TRY(launch_sandbox(run.bwrap));
+namespace {
+
+ExecRequest exec_request(const LinuxRun& run) {
   ExecRequest req;
-  const bool mount_api = shim_mounts_available();
   req.command = run.command;
   req.exe = run.exe;
   req.network_off = run.network_off;
+  req.log = run.log;
+  req.signals = run.signals;
+  std::copy(std::begin(run.stdio), std::end(run.stdio), req.stdio);
   if (run.network_off) {
     // No proxy to name: the caller's proxy variables go too.
     for (const auto& kv : run.env) {
@@ -425,6 +427,44 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
                        (run.bwrap_version[0] == 0 && run.bwrap_version[1] == 0);
   req.timeout_seconds = run.timeout_seconds;
   req.limits = fmt::format("{}:{}:{}", run.cpu_seconds, run.pids, run.memory_mb);
+  return req;
+}
+
+RunSpec spec_for(const LinuxRun& run, ShimMounts mode) {
+  RunSpec spec{run.command, run.cwd, run.env, true, kSeccompFd, true};
+  spec.shim_mounts = mode;
+  return spec;
+}
+
+// The plan made: the filter compiled into the launch, the mount list written, and bwrap's
+// options returned. An error stops everything before the shim places a mount, so before the
+// command can run.
+Result<std::string> write_plan(const LinuxRun& run, const Prepared& p, Launch& launch, bool mount_api) {
+  // wavebox-shim places every mount where the kernel lets it; else bwrap does, and the shim
+  // only makes the device nodes bwrap bound writable read-only.
+  const ShimMounts mode = mount_api && shim_can_place(p.plan) ? ShimMounts::kAll : ShimMounts::kDevicesReadOnly;
+  run.log->timing("planned");
+  // The filter is part of the sandbox: if it cannot be built, nothing runs (fail closed).
+  WB_TRY(compile_sandbox_filter(seccomp_rules({run.allow_unix_sockets}), launch.filter.get(), run.state.seccomp));
+  std::string list = mode == ShimMounts::kAll ? render_shim_mounts(p.plan, p.facts, console_device(run.stdio[1]))
+                                              : render_shim_devices_read_only();
+  WB_TRY(sys::replace_contents(launch.mounts.get(), list, "the shim's mount list"));
+  std::string options = bwrap_options(render_args(p.plan, p.facts, spec_for(run, mode)));
+  // The scan cache and probes are done with: give their pages back for the length of the run.
+  ::malloc_trim(0);
+  run.log->timing("filters compiled, arguments written");
+  return options;
+}
+
+}  // namespace
+
+Result<RunOutcome> run_sandboxed(LinuxRun run) {
+  const Logger& log = *run.log;
+  RunOutcome outcome;
+  std::unique_ptr<Launch> launch = std::move(run.launch);
+  if (!launch) launch = WB_TRY(launch_sandbox(run.bwrap, run.stdio, run.launch_env, log));
+  ExecRequest req = exec_request(run);
+  const bool mount_api = shim_mounts_available();
 
   ViolationLog violations;
   std::mutex violations_mu;  // the observer, the proxy and the stderr relay report concurrently
@@ -442,6 +482,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
                     [&guard](const std::string& path) { return guard.moving_refused(path); });
   observer.set_host_proc(run.policy.host_proc);
   observer.set_unix_sockets_open(run.allow_unix_sockets);
+  observer.set_logger(run.log);
   req.observer = &observer;
   outcome.observed_writes = true;
   if (launch->relay_command_stderr) {
@@ -456,81 +497,56 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
     if (!run.start_network) return make_error(ErrorKind::kSandboxFailed, "internal: no network side");
     return run.start_network(std::move(http), std::move(socks), sink);
   };
+  sys::StubRegistry stubs(run.state.stubs, run.state.pool);
+  req.on_sandbox_ended = [&] {
+    stubs.release_all();
+    log.timing("stubs released");
+  };
 
   // Planning runs while the keeper builds the namespaces on the other core, and, where the shim
   // will place every mount, while bwrap sets up its own: its options do not depend on the plan.
-  sys::StubRegistry stubs(run.state.stubs, run.state.pool);
-  std::vector<std::string> missing;
-  double t0 = now_ms(), t1 = t0;
-  auto spec_for = [&](ShimMounts mode) {
-    RunSpec spec{run.command, run.cwd, run.env, true, kSeccompFd, true};
-    spec.shim_mounts = mode;
-    return spec;
-  };
+  double t0 = now_ms();
   const bool early = mount_api && plan_stays_out_of_dev_and_proc(run.policy, run.cwd);
+  std::string early_options;
   if (early) {
     LinuxFacts known;
     std::copy(std::begin(run.bwrap_version), std::end(run.bwrap_version), known.bwrap_version);
-    req.early_options = bwrap_options(render_args(Plan{}, known, spec_for(ShimMounts::kAll)));
+    early_options = bwrap_options(render_args(Plan{}, known, spec_for(run, ShimMounts::kAll)));
   }
-  bool planned = false, restart = false;
-  req.prepare = [&]() -> Result<std::string> {
-    if (!planned) {
-      stubs.sweep();
-      p = WB_TRY(prepare(run, &stubs));
-      planned = true;
-      t1 = now_ms();
-      missing = missing_unstubbed(run.policy, p.facts);
-    }
-    // wavebox-shim places every mount where the kernel lets it; else bwrap does, and the shim
-    // only makes the device nodes bwrap bound writable read-only.
-    const ShimMounts mode = mount_api && shim_can_place(p.plan) ? ShimMounts::kAll : ShimMounts::kDevicesReadOnly;
-    log::info(fmt::format("prepared in {:.2f} ms: {} mounts (placed by {}{}), {} stubs", t1 - t0, p.plan.mounts.size(),
-                          mode == ShimMounts::kAll ? "the shim" : "bwrap",
-                          !req.early_options.empty() ? "; bwrap started before the plan" : "", stubs.held()));
-    for (const auto& w : p.plan.warnings) log::warn(w);
-    log::timing("planned");
-    // The filter is part of the sandbox: if it cannot be built, nothing runs (fail closed).
-    WB_TRY(compile_sandbox_filter(seccomp_rules({run.allow_unix_sockets}), launch->filter.get(), run.state.seccomp));
-    const RunSpec spec = spec_for(mode);
-    std::string list = mode == ShimMounts::kAll ? render_shim_mounts(p.plan, p.facts, console_device())
-                                                : render_shim_devices_read_only();
-    WB_TRY(sys::replace_contents(launch->mounts.get(), list, "the shim's mount list"));
-    std::string options = bwrap_options(render_args(p.plan, p.facts, spec));
-    // The scan cache and probes are done with: give their pages back for the length of the run.
-    ::malloc_trim(0);
-    log::timing("filters compiled, arguments written");
-    if (!req.early_options.empty()) {
-      // bwrap has its options already: right unless the plan reaches into /dev or /proc after
-      // all (a path that resolves there); then this launch is dropped and another made.
-      if (options == req.early_options) return std::string();
-      restart = true;
-    }
-    return options;
-  };
-  req.on_sandbox_ended = [&] {
-    stubs.release_all();
-    log::timing("stubs released");
-  };
-  log::timing("starting");
-  auto result = exec_bwrap(*launch, req);
-  if (restart) {
-    log::info("the plan needs bwrap to place the mounts: starting the sandbox again");
-    launch.reset();  // first: it puts back the signal mask the new one saves
-    launch = WB_TRY(launch_sandbox(run.bwrap));
-    req.early_options.clear();
-    result = exec_bwrap(*launch, req);
+  WB_TRY(begin_launch(*launch, req, early_options));
+  stubs.sweep();
+  p = WB_TRY(prepare(run, &stubs));
+  double t1 = now_ms();
+  std::vector<std::string> missing = missing_unstubbed(run.policy, p.facts);
+  for (const auto& w : p.plan.warnings) log.warn(w);
+  const bool shim_places = mount_api && shim_can_place(p.plan);
+  log.info(fmt::format("prepared in {:.2f} ms: {} mounts (placed by {}{}), {} stubs", t1 - t0, p.plan.mounts.size(),
+                       shim_places ? "the shim" : "bwrap", early ? "; bwrap started before the plan" : "",
+                       stubs.held()));
+  std::string options = WB_TRY(write_plan(run, p, *launch, mount_api));
+  log.timing("starting");
+  Result<int> result = 0;
+  if (early && options != early_options) {
+    // bwrap has its options already, and the plan reaches into /dev or /proc after all (a path
+    // that resolves there): this launch is dropped and another made, for bwrap to place mounts.
+    log.info("the plan needs bwrap to place the mounts: starting the sandbox again");
+    launch = WB_TRY(launch_sandbox(run.bwrap, run.stdio, run.launch_env, log));
+    WB_TRY(begin_launch(*launch, req, ""));
+    options = WB_TRY(write_plan(run, p, *launch, mount_api));
+  } else if (early) {
+    options.clear();  // sent already
   }
-  log::timing("sandbox exited");
+  result = exec_bwrap(*launch, req, options);
+  log.timing("sandbox exited");
   if (run.stop_network) run.stop_network();
   double t2 = now_ms();
   stubs.release_all();
-  warn_new_repositories(p, run.state.scan, run.home, outcome.observed_writes ? &observer : nullptr);
-  warn_appeared(missing);
-  log::info(fmt::format("sandbox ran {:.2f} ms ({} notifications, {:.1f} ms handling them, {} empty receives); "
-                        "cleanup {:.2f} ms",
-                        t2 - t1, observer.handled(), observer.busy_ns() / 1e6, observer.empty_receives(),
-                        now_ms() - t2));
+  warn_new_repositories(log, p, run.state.scan, run.home, outcome.observed_writes ? &observer : nullptr);
+  warn_appeared(log, missing);
+  log.info(fmt::format("sandbox ran {:.2f} ms ({} notifications, {:.1f} ms handling them, {} empty receives); "
+                       "cleanup {:.2f} ms",
+                       t2 - t1, observer.handled(), observer.busy_ns() / 1e6, observer.empty_receives(),
+                       now_ms() - t2));
   if (!result.ok()) return result.error();
   outcome.exit_code = *result;
   outcome.violations = violations.items();

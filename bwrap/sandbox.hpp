@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "bwrap/exec.hpp"
+#include "core/log.hpp"
 #include "core/policy.hpp"
 #include "core/settings.hpp"
 #include "core/result.hpp"
@@ -22,6 +23,10 @@ struct LinuxRun {
   std::string cwd;
   std::string home;
   std::vector<std::string> env;  // the command's environment
+  std::vector<std::string> launch_env;  // the caller's: what the keeper and bwrap start with
+  int stdio[3] = {0, 1, 2};  // the command's standard descriptors (-1: closed)
+  SignalQueue* signals = nullptr;  // signals for the command while it runs
+  const Logger* log = &log::process();
   std::string bwrap;
   int bwrap_version[3] = {0, 0, 0};
   sys::StateDir state;
@@ -40,7 +45,8 @@ struct LinuxRun {
 
 // Starts the keeper and bwrap for a run (bwrap/exec.hpp, Launch); dropping the result unused
 // ends them. Fails when wavebox-shim is missing.
-Result<std::unique_ptr<Launch>> launch_sandbox(const std::string& bwrap);
+Result<std::unique_ptr<Launch>> launch_sandbox(const std::string& bwrap, const int stdio[3],
+                                               const std::vector<std::string>& env, const Logger& log);
 
 struct RunOutcome {
   int exit_code = 0;

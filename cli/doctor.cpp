@@ -45,7 +45,7 @@ int cmd_doctor(const Options& o) {
                  {"failIfUnavailable", s.sandbox.fail_if_unavailable},
                  {"proc", s.sandbox.enable_weaker_nested_sandbox ? "host (enableWeakerNestedSandbox)" : "own"}};
   if (state.ok()) {
-    auto pol = make_fs_policy(s.sandbox, policy_context(*env, *state, o), o.network_only);
+    auto pol = make_fs_policy(s.sandbox, engine::policy_context(run_request(o, *env), *state), o.network_only);
     nlohmann::json w = nlohmann::json::array(), dw = nlohmann::json::array(), dr = nlohmann::json::array();
     for (const auto& x : pol.writable) w.push_back(x.path);
     for (const auto& x : pol.deny_write) dw.push_back(x.path);

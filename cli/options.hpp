@@ -23,10 +23,6 @@ struct Options {
   std::vector<std::string> command;
 };
 
-struct Availability {
-  bool enabled_here = false;  // sandbox.enabled, and this platform is in enabledPlatforms
-  std::string unavailable;    // non-empty: why the sandbox cannot run here
-};
 
 std::string command_string(const Options& o);
 int cmd_run(const Options& o);

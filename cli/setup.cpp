@@ -14,6 +14,8 @@
 #include "core/domain.hpp"
 #include "core/paths.hpp"
 
+extern char** environ;
+
 namespace wb::cli {
 
 Status write_report(const std::string& target, const Report& r) {
@@ -106,34 +108,32 @@ Result<Environment> load_environment(const Options& o) {
     auto& list = env.settings.sandbox.network.allowed_domains;
     if (std::find(list.begin(), list.end(), d) == list.end()) list.push_back(d);
   }
+  std::string here = sys::current_dir();
+  for (const auto& w : o.allow_write) env.extra_writable.push_back(paths::resolve(w, env.home, here));
   return env;
 }
 
-PolicyContext policy_context(const Environment& env, const sys::StateDir& state, const Options& o) {
-  PolicyContext ctx;
-  ctx.home = env.home;
-  ctx.workspace = env.cwd;
-  ctx.tmpdir = state.tmp;
-  ctx.state_dir = state.root;
-  ctx.state_base = state.base;
-  ctx.state_paths = {state.stubs};
-  // Each workspace's caches beside TMPDIR, writable only by its own runs: another project's
-  // sandbox cannot leave packages there that this one's installs would then unpack and run.
-  if (auto c = sys::ensure_cache_dir(state, env.cwd); c.ok()) ctx.cache_dir = *c;
-  ctx.settings_files = env.guarded_files;
-  // What later runs execute outside any sandbox: wavebox itself, its shim, the bubblewrap named
-  // by sandbox.bwrapPath (a build tree in the workspace, a tool in ~/.local/bin).
-  char self[4096];
-  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0) {
-    std::string exe(self, static_cast<size_t>(n));
-    ctx.program_files.push_back(exe);
-    ctx.program_files.push_back(paths::join(paths::parent(exe), "wavebox-shim"));
+engine::RunRequest run_request(const Options& o, Environment env) {
+  engine::RunRequest req;
+  if (o.shell_command) {
+    std::string shell = sys::exists("/bin/bash") ? "/bin/bash" : "/bin/sh";
+    req.argv = {shell, "-c", *o.shell_command};
+  } else {
+    req.argv = o.command;
   }
-  if (env.settings.sandbox.bwrap_path) ctx.program_files.push_back(*env.settings.sandbox.bwrap_path);
-  std::string caller_cwd = sys::current_dir();
-  for (const auto& w : o.allow_write) ctx.extra_writable.push_back(paths::resolve(w, env.home, caller_cwd));
-  return ctx;
+  req.command_line = command_string(o);
+  req.cwd = env.cwd;
+  req.home = env.home;
+  for (char** e = environ; *e; ++e) req.env.emplace_back(*e);
+  for (int i = 0; i < 3; ++i) req.stdio[i] = sys::standard_fd_given(i) ? i : -1;
+  req.settings = std::move(env.settings);
+  req.settings_files = std::move(env.guarded_files);
+  req.extra_writable = std::move(env.extra_writable);
+  req.pass_env = o.pass_env;
+  req.disable_sandbox = o.disable_sandbox;
+  req.network_only = o.network_only;
+  req.network_off = o.network == "off";
+  return req;
 }
 
 }  // namespace wb::cli

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/options.hpp"
+#include "engine/engine.hpp"
 #include "core/policy.hpp"
 #include "core/result.hpp"
 #include "core/settings.hpp"
@@ -18,10 +19,12 @@ struct Environment {
   std::string home;
   std::vector<std::string> read_files;     // settings files read
   std::vector<std::string> guarded_files;  // read or discoverable: write-protected
+  std::vector<std::string> extra_writable;  // --allow-write, absolute
 };
 
 Result<Environment> load_environment(const Options& o);
-PolicyContext policy_context(const Environment& env, const sys::StateDir& state, const Options& o);
+// The run as the engine takes it: the command, this process's environment and descriptors.
+engine::RunRequest run_request(const Options& o, Environment env);
 // The --report-json document: outcome of one run.
 struct Report {
   int exit_code = 0;

@@ -1,36 +1,51 @@
-// Plain stderr logging. Uses fmt's fd-less API through std::fwrite to keep one write per line.
+// Plain stderr logging: one write per line, so lines of concurrent runs never interleave.
 #include "core/log.hpp"
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cstdio>
 
-namespace wb::log {
-namespace {
-bool g_verbose = false;
+namespace wb {
 
-void emit(std::string_view prefix, std::string_view message) {
+Logger::Logger(bool verbose, Sink sink)
+    : verbose_(verbose), sink_(std::move(sink)), start_(std::chrono::steady_clock::now()) {}
+
+void Logger::emit(std::string_view prefix, std::string_view message) const {
   std::string line = fmt::format("wavebox: {}{}\n", prefix, message);
+  if (sink_) {
+    sink_(line);
+    return;
+  }
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
 }
-}  // namespace
 
-const auto g_start = std::chrono::steady_clock::now();
-
-void set_verbose(bool on) { g_verbose = on; }
-void timing(std::string_view label) {
-  if (!g_verbose) return;
-  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g_start).count();
+void Logger::warn(std::string_view message) const { emit("warning: ", message); }
+void Logger::info(std::string_view message) const {
+  if (verbose_) emit("", message);
+}
+void Logger::error(std::string_view message) const { emit("error: ", message); }
+void Logger::timing(std::string_view label) const {
+  if (!verbose_) return;
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
   emit("", fmt::format("+{:.2f} ms {}", ms, label));
 }
-bool verbose() { return g_verbose; }
-void warn(std::string_view message) { emit("warning: ", message); }
-void info(std::string_view message) {
-  if (g_verbose) emit("", message);
+
+namespace log {
+
+Logger& process() {
+  static Logger logger;
+  return logger;
 }
-void error(std::string_view message) { emit("error: ", message); }
+// Made with the program (its timings count from the start), not at its first use.
+[[maybe_unused]] static Logger& g_made_at_start = process();
+
+void set_verbose(bool on) { process().set_verbose(on); }
+bool verbose() { return process().verbose(); }
+void warn(std::string_view message) { process().warn(message); }
+void info(std::string_view message) { process().info(message); }
+void error(std::string_view message) { process().error(message); }
+void timing(std::string_view label) { process().timing(label); }
 
 std::string quote(std::string_view s) {
   std::string out;
@@ -47,4 +62,5 @@ std::string quote(std::string_view s) {
   return out;
 }
 
-}  // namespace wb::log
+}  // namespace log
+}  // namespace wb

@@ -1,0 +1,405 @@
+// The run as a value: request -> prepared (decision, policy, plan inputs) -> started -> outcome.
+#include "engine/engine.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+
+#include "bwrap/sandbox.hpp"
+#include "core/paths.hpp"
+#include "core/policy.hpp"
+#include "core/secrets.hpp"
+#include "core/sys/fs.hpp"
+#include "engine/environment.hpp"
+#include "netproxy/proxy.hpp"
+
+namespace wb::engine {
+
+using Clock = std::chrono::steady_clock;
+
+struct Internal {
+  RunRequest req;  // settings, log, stdio and the command line for ignoreViolations
+  Clock::time_point started;
+  lnx::LinuxRun run;
+  netproxy::NetPolicy net_policy;
+};
+
+Prepared::Prepared() = default;
+Prepared::Prepared(Prepared&&) noexcept = default;
+Prepared& Prepared::operator=(Prepared&&) noexcept = default;
+Prepared::~Prepared() = default;
+
+Availability check_availability(const Settings& s, const sys::PlatformInfo& plat, const sys::BwrapInfo& bwrap,
+                                const std::string& state_root) {
+  Availability a;
+  if (!s.sandbox.enabled) return a;
+  if (s.sandbox.enabled_platforms) {
+    const auto& v = *s.sandbox.enabled_platforms;
+    std::string name = sys::platform_name(plat.platform);
+    if (std::find(v.begin(), v.end(), name) == v.end()) return a;
+  }
+  a.enabled_here = true;
+  switch (plat.platform) {
+    case sys::Platform::kLinux:
+    case sys::Platform::kWsl2:
+      break;
+    case sys::Platform::kWsl1:
+      a.unavailable = "WSL1 has no user namespaces; upgrade this distribution to WSL2 (wsl --set-version <distro> 2)";
+      return a;
+    case sys::Platform::kMacos:
+      a.unavailable = "this build of wavebox has no Seatbelt executor yet";
+      return a;
+    case sys::Platform::kOther:
+      a.unavailable = "this platform is not supported (Linux, WSL2 and macOS are)";
+      return a;
+  }
+  if (bwrap.path.empty()) {
+    a.unavailable = s.sandbox.bwrap_path
+                        ? fmt::format("bubblewrap not found at \"{}\" (sandbox.bwrapPath)", *s.sandbox.bwrap_path)
+                        : "bubblewrap (bwrap) is not installed; install it: apt-get install bubblewrap "
+                          "(Debian/Ubuntu) or dnf install bubblewrap (Fedora)";
+    return a;
+  }
+  std::string cache = state_root.empty() ? "" : state_root + "/userns-ok";
+  if (std::string why = sys::probe_userns_cached(cache); !why.empty()) a.unavailable = why;
+  return a;
+}
+
+namespace {
+
+// A directory as a standard descriptor reaches past every mount (openat(0, "..", ...)).
+Status check_stdio(const RunRequest& req) {
+  for (int i = 0; i < 3; ++i) {
+    struct stat st;
+    if (req.stdio[i] >= 0 && ::fstat(req.stdio[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+      return make_error(ErrorKind::kSandboxFailed,
+                        fmt::format("standard {} is a directory, which would let the command reach files outside the "
+                                    "sandbox; redirect it from a file or /dev/null",
+                                    i == 0 ? "input" : i == 1 ? "output" : "error"));
+    }
+  }
+  return ok_status();
+}
+
+// The decision (SPEC §5) and whether the sandbox can run: deny always wins; an explicit ask
+// rule, and a command that runs unsandboxed on request (excludedCommands,
+// --dangerously-disable-sandbox) with no allow rule covering it, need the user's approval.
+Result<bool> decide_sandboxed(const RunRequest& req, const Availability& avail, Decision& d) {
+  const Settings& s = req.settings;
+  const Logger& log = *req.log;
+  d = decide(s, {req.command_line, req.disable_sandbox, avail.enabled_here && avail.unavailable.empty()});
+  for (const auto& w : d.warnings) log.warn(w);
+  if (d.decision == "deny") return make_error(ErrorKind::kDenied, d.reason + "; the command did not run");
+  const bool unsandboxed_on_request = avail.enabled_here && avail.unavailable.empty() && !d.sandboxed;
+  if (d.decision == "ask" && (!d.matched_rule.empty() || unsandboxed_on_request) && !req.plan_only &&
+      !(req.approve && req.approve(d))) {
+    return make_error(ErrorKind::kDenied, fmt::format("{}: needs the user's approval (rerun with --approve once the "
+                                                      "user agreed); the command did not run",
+                                                      d.reason));
+  }
+  bool sandboxed = d.sandboxed;
+  if (avail.enabled_here && !avail.unavailable.empty()) {
+    if (s.sandbox.fail_if_unavailable) {
+      return make_error(ErrorKind::kUnavailable, "the sandbox is unavailable: " + avail.unavailable +
+                                                     " (sandbox.failIfUnavailable is set, so the command did not run)");
+    }
+    bool wanted = !(req.disable_sandbox && s.sandbox.allow_unsandboxed_commands);
+    if (wanted) log.warn("the sandbox is unavailable, running the command UNSANDBOXED: " + avail.unavailable);
+    sandboxed = false;
+  }
+  return sandboxed;
+}
+
+// Where the command is (126/127 before anything starts), on the sandbox's PATH.
+Result<std::string> find_command(const RunRequest& req, const std::vector<std::string>& env) {
+  const auto& argv = req.argv;
+  std::string path_env;
+  for (const auto& kv : env) {
+    if (kv.rfind("PATH=", 0) == 0) path_env = kv.substr(5);
+  }
+  std::string exe = sys::find_in_path(argv[0], path_env);
+  if (argv[0].find('/') != std::string::npos) {
+    std::string full = argv[0][0] == '/' ? argv[0] : paths::join(req.cwd, argv[0]);
+    if (!sys::exists(full)) {
+      exe.clear();
+    } else if (::access(full.c_str(), X_OK) != 0 || sys::is_dir(full)) {
+      return make_error(ErrorKind::kNotExecutable, fmt::format("{}: Permission denied", argv[0]));
+    }
+  }
+  if (exe.empty()) return make_error(ErrorKind::kNotFound, fmt::format("{}: command not found", argv[0]));
+  return exe;
+}
+
+}  // namespace
+
+PolicyContext policy_context(const RunRequest& req, const sys::StateDir& state) {
+  PolicyContext ctx;
+  ctx.home = req.home;
+  ctx.workspace = req.cwd;
+  ctx.tmpdir = state.tmp;
+  ctx.state_dir = state.root;
+  ctx.state_base = state.base;
+  ctx.state_paths = {state.stubs};
+  // Each workspace's caches beside TMPDIR, writable only by its own runs: another project's
+  // sandbox cannot leave packages there that this one's installs would then unpack and run.
+  if (auto c = sys::ensure_cache_dir(state, req.cwd); c.ok()) ctx.cache_dir = *c;
+  ctx.settings_files = req.settings_files;
+  // What later runs execute outside any sandbox: wavebox itself, its shim, the bubblewrap named
+  // by sandbox.bwrapPath (a build tree in the workspace, a tool in ~/.local/bin).
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    std::string exe(self, static_cast<size_t>(n));
+    ctx.program_files.push_back(exe);
+    ctx.program_files.push_back(paths::join(paths::parent(exe), "wavebox-shim"));
+  }
+  if (req.settings.sandbox.bwrap_path) ctx.program_files.push_back(*req.settings.sandbox.bwrap_path);
+  ctx.extra_writable = req.extra_writable;
+  return ctx;
+}
+
+namespace {
+
+// The Linux run: policy, the command's environment and where it is, limits, network.
+Status plan_linux(Internal& in, const sys::StateDir& state, const sys::BwrapInfo& bwrap) {
+  const RunRequest& req = in.req;
+  const Settings& s = req.settings;
+  lnx::LinuxRun& run = in.run;
+  run.log = req.log;
+  run.cwd = req.cwd;
+  run.home = req.home;
+  run.launch_env = req.env;
+  std::copy(std::begin(req.stdio), std::end(req.stdio), run.stdio);
+  const PolicyContext ctx = policy_context(req, state);
+  run.policy = make_fs_policy(s.sandbox, ctx, req.network_only);
+  for (const auto& w : run.policy.warnings) req.log->warn(w);
+  std::vector<std::string> pass = s.sandbox.pass_environment;
+  pass.insert(pass.end(), req.pass_env.begin(), req.pass_env.end());
+  run.env = sandbox_env(req.env, state.tmp, ctx.cache_dir, pass, s.sandbox.mode == Mode::kPermissive, *req.log);
+  run.exe = WB_TRY(find_command(req, run.env));
+  run.command = req.argv;
+  run.bwrap = bwrap.path;
+  std::copy(std::begin(bwrap.version), std::end(bwrap.version), run.bwrap_version);
+  run.state = state;
+  run.timeout_seconds = s.sandbox.resources.timeout_seconds;
+  run.cpu_seconds = s.sandbox.resources.cpu_seconds.value_or(0);
+  run.pids = s.sandbox.resources.pids.value_or(0);
+  run.memory_mb = s.sandbox.resources.memory_mb.value_or(0);
+  run.allow_unix_sockets = s.sandbox.network.allow_all_unix_sockets;
+  run.network_off = req.network_off;
+  in.net_policy = WB_TRY(netproxy::make_net_policy(s.sandbox.network));
+  return ok_status();
+}
+
+}  // namespace
+
+Result<Prepared> prepare(RunRequest request) {
+  Prepared out;
+  out.internal = std::make_unique<Internal>();
+  Internal& in = *out.internal;
+  in.started = Clock::now();
+  in.req = std::move(request);
+  const RunRequest& req = in.req;
+  const Settings& s = req.settings;
+  const Logger& log = *req.log;
+  if (req.argv.empty()) {
+    return make_error(ErrorKind::kUsage, "no command given: wavebox run [OPTIONS] -- COMMAND [ARG...] or -c 'STRING'");
+  }
+  for (const auto& w : s.warnings) log.warn(w);
+  log.timing("settings loaded");
+  const bool wanted = s.sandbox.enabled && !req.disable_sandbox;
+  if (wanted && !req.plan_only) WB_TRY(check_stdio(req));
+  auto state = sys::ensure_state_dir();
+  auto bwrap = sys::probe_bwrap(s.sandbox.bwrap_path.value_or(""), state.ok() ? state->root + "/bwrap-version" : "");
+  // The sandbox will most likely run: its namespaces and bwrap start now, on the other core,
+  // while the rest is checked and planned (they wait for bwrap's options). A run that does not
+  // happen after all drops them (the keeper is killed, and bwrap with it).
+  if (!req.plan_only && wanted && state.ok() && !bwrap.path.empty()) {
+    if (auto l = lnx::launch_sandbox(bwrap.path, req.stdio, req.env, log); l.ok()) in.run.launch = std::move(*l);
+  }
+  auto plat = sys::probe_platform();
+  Availability avail = check_availability(s, plat, bwrap, state.ok() ? state->root : "");
+  log.timing("platform probed");
+  out.sandboxed = WB_TRY(decide_sandboxed(req, avail, out.decision));
+  out.cwd = req.cwd;
+  if (!out.sandboxed) {
+    in.run.launch.reset();
+    out.unsandboxed.program = req.argv[0];
+    out.unsandboxed.args.assign(req.argv.begin() + 1, req.argv.end());
+    out.unsandboxed.env = req.env;
+    out.unsandboxed.command = req.argv;
+    return out;
+  }
+  if (!state.ok()) return state.error();
+  // The workspace is writable: "/" as the workspace would make the whole system writable.
+  if (!req.network_only && !s.sandbox.filesystem.disabled && sys::real_path_or_empty(req.cwd) == "/") {
+    return make_error(ErrorKind::kUsage,
+                      "the workspace would be \"/\", which would make every path writable; run from a project "
+                      "directory or pass --cwd DIR");
+  }
+  WB_TRY(plan_linux(in, *state, bwrap));
+  return out;
+}
+
+Result<std::string> describe(Prepared& p) {
+  if (!p.sandboxed) {
+    std::string line;
+    for (const auto& a : p.unsandboxed.command) line += (line.empty() ? "" : " ") + a;
+    return fmt::format("# unsandboxed ({})\n{}\n", p.decision.reason, line);
+  }
+  return lnx::describe_sandboxed(std::move(p.internal->run));
+}
+
+// ---- running ----
+
+struct Run::State {
+  std::unique_ptr<Internal> internal;
+  bool sandboxed = false;
+  lnx::SignalQueue signals;
+  pid_t pid = -1;  // unsandboxed: the command
+  std::unique_ptr<netproxy::Proxy> proxy;
+  Result<Outcome> result = Outcome{};
+};
+
+Run::Run(std::unique_ptr<State> state)
+    : state_(std::move(state)), done_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+
+Run::~Run() {
+  if (thread_.joinable()) {
+    signal(SIGKILL);
+    thread_.join();
+  }
+}
+
+void Run::signal(int sig) {
+  if (state_->sandboxed) {
+    state_->signals.push(sig);
+  } else if (state_->pid > 0 && !waited_) {
+    ::kill(state_->pid, sig);
+  }
+}
+
+Result<Outcome> Run::wait() {
+  if (thread_.joinable()) thread_.join();
+  waited_ = true;
+  return state_->result;
+}
+
+namespace {
+
+// The proxy for one run: its own policy and violation sink, on the listeners of its own
+// network namespace. Started at the first connection.
+void wire_network(Run::State& st) {
+  lnx::LinuxRun& run = st.internal->run;
+  const Settings& s = st.internal->req.settings;
+  run.start_network = [&st, &s](sys::Fd http, sys::Fd socks, std::function<void(const Violation&)> sink) -> Status {
+    netproxy::ProxyConfig cfg;
+    cfg.policy = st.internal->net_policy;
+    cfg.on_refusal = std::move(sink);
+    cfg.forward_http_port = s.sandbox.network.http_proxy_port;
+    cfg.forward_socks_port = s.sandbox.network.socks_proxy_port;
+    st.proxy = WB_TRY(netproxy::Proxy::start(std::move(cfg), std::move(http), std::move(socks)));
+    return ok_status();
+  };
+  run.stop_network = [&st] {
+    if (st.proxy) st.proxy->stop();
+  };
+}
+
+Outcome finish(const Internal& in, const lnx::RunOutcome& o) {
+  Outcome out;
+  out.sandboxed = true;
+  out.exit_code = o.exit_code;
+  std::string command_line;
+  for (const auto& a : in.req.argv) command_line += (command_line.empty() ? "" : " ") + a;
+  out.violations = filter_ignored(o.violations, in.req.settings.sandbox.ignore_violations, command_line);
+  out.more = o.more;
+  out.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - in.started).count();
+  return out;
+}
+
+// The unsandboxed command as a child (the CLI execs it in place instead).
+Result<pid_t> spawn_unsandboxed(const Internal& in) {
+  const RunRequest& req = in.req;
+  std::string path_env;
+  for (const auto& kv : req.env) {
+    if (kv.rfind("PATH=", 0) == 0) path_env = kv.substr(5);
+  }
+  std::string exe = req.argv[0].find('/') != std::string::npos ? req.argv[0] : sys::find_in_path(req.argv[0], path_env);
+  if (exe.empty()) return make_error(ErrorKind::kNotFound, fmt::format("{}: command not found", req.argv[0]));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  for (int i = 0; i < 3; ++i) {
+    if (req.stdio[i] < 0) {
+      posix_spawn_file_actions_addclose(&fa, i);
+    } else if (req.stdio[i] != i) {
+      posix_spawn_file_actions_adddup2(&fa, req.stdio[i], i);
+    }
+  }
+  posix_spawn_file_actions_addchdir_np(&fa, req.cwd.c_str());
+  std::vector<char*> av, ev;
+  for (const auto& a : req.argv) av.push_back(const_cast<char*>(a.c_str()));
+  av.push_back(nullptr);
+  for (const auto& e : req.env) ev.push_back(const_cast<char*>(e.c_str()));
+  ev.push_back(nullptr);
+  pid_t pid = -1;
+  int err = ::posix_spawn(&pid, exe.c_str(), &fa, nullptr, av.data(), ev.data());
+  posix_spawn_file_actions_destroy(&fa);
+  if (err == ENOENT) return make_error(ErrorKind::kNotFound, fmt::format("{}: command not found", req.argv[0]));
+  if (err != 0) return make_error(ErrorKind::kNotExecutable, fmt::format("{}: {}", req.argv[0], std::strerror(err)));
+  return pid;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Run>> start(Prepared p) {
+  auto st = std::make_unique<Run::State>();
+  st->internal = std::move(p.internal);
+  st->sandboxed = p.sandboxed;
+  if (!st->sandboxed) st->pid = WB_TRY(spawn_unsandboxed(*st->internal));
+  std::unique_ptr<Run> run(new Run(std::move(st)));
+  Run::State* state = run->state_.get();
+  int done = run->done_.get();
+  if (state->sandboxed) {
+    // The proxy holds two sockets per tunnel: the soft limit goes up once for the process (a
+    // sandbox's keeper gets the original back).
+    static std::once_flag raised;
+    std::call_once(raised, sys::raise_fd_limit);
+    wire_network(*state);
+    state->internal->run.signals = &state->signals;
+  }
+  run->thread_ = std::thread([state, done] {
+    if (state->sandboxed) {
+      auto o = lnx::run_sandboxed(std::move(state->internal->run));
+      if (o.ok()) {
+        state->result = finish(*state->internal, *o);
+      } else {
+        state->result = o.error();
+      }
+    } else {
+      int ws = 0;
+      while (::waitpid(state->pid, &ws, 0) < 0 && errno == EINTR) {
+      }
+      Outcome out;
+      out.exit_code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+      out.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - state->internal->started).count();
+      state->result = out;
+    }
+    uint64_t one = 1;
+    (void)!::write(done, &one, sizeof one);
+  });
+  return run;
+}
+
+}  // namespace wb::engine

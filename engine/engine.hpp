@@ -1,0 +1,119 @@
+#pragma once
+// One run is a value. A RunRequest (argv, cwd, environment, standard descriptors, settings,
+// flags, logger) goes in; prepare() decides (SPEC §5), checks the platform and builds the policy;
+// start() runs it; Run::wait() gives the Outcome. Nothing process-wide is read or changed on the
+// way (no signal mask or handler, no cwd, no environment, no fds 0-2 of the process, no global
+// log): the CLI, `serve` and the component tests run commands through here, several at once in
+// one process if they like.
+#include <signal.h>
+#include <sys/types.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/decision.hpp"
+#include "core/invocation.hpp"
+#include "core/log.hpp"
+#include "core/policy.hpp"
+#include "core/result.hpp"
+#include "core/settings.hpp"
+#include "core/sys/fd.hpp"
+#include "core/sys/fs.hpp"
+#include "core/sys/platform.hpp"
+#include "core/violations.hpp"
+
+namespace wb::engine {
+
+struct RunRequest {
+  std::vector<std::string> argv;  // the command
+  std::string command_line;       // the command as a shell would see it (the decision's input)
+  std::string cwd;                // the workspace, absolute
+  std::string home;
+  std::vector<std::string> env;  // the caller's environment, "K=V"
+  int stdio[3] = {0, 1, 2};      // the command's standard descriptors (-1: closed for it)
+  Settings settings;             // merged; --allow-domain hosts already in the allowlist
+  std::vector<std::string> settings_files;  // read or discoverable: write-protected
+  std::vector<std::string> extra_writable;  // --allow-write, absolute
+  std::vector<std::string> pass_env;        // credential variables passed through anyway
+  bool disable_sandbox = false;             // --dangerously-disable-sandbox
+  bool network_only = false;                // --network-only
+  bool network_off = false;                 // --network off
+  bool plan_only = false;                   // `wrap`: nothing is started
+  // An ask rule matched (or an unsandboxed run needs approval): the user's answer. The CLI asks
+  // the terminal (or takes --approve); serve takes the request's "approve". Empty: refused.
+  std::function<bool(const Decision&)> approve;
+  const Logger* log = &log::process();
+};
+
+struct Availability {
+  bool enabled_here = false;  // sandbox.enabled, and this platform is in enabledPlatforms
+  std::string unavailable;    // non-empty: why the sandbox cannot run here
+};
+Availability check_availability(const Settings& s, const sys::PlatformInfo& plat, const sys::BwrapInfo& bwrap,
+                                const std::string& state_root);
+
+// What the policy is made from, for this request and state dir (doctor prints the policy too).
+PolicyContext policy_context(const RunRequest& req, const sys::StateDir& state);
+
+struct Outcome {
+  int exit_code = 0;  // the command's, 128+N, 124 on timeout
+  bool sandboxed = false;
+  std::vector<Violation> violations;  // in order, deduplicated, ignoreViolations applied
+  size_t more = 0;                    // refusals beyond the cap
+  double elapsed_ms = 0;              // from prepare() to the end
+};
+
+struct Internal;  // the platform's part (engine.cpp)
+
+// A run decided and planned, not started. Dropping it ends what it started ahead (the keeper).
+struct Prepared {
+  Decision decision;
+  bool sandboxed = false;
+  // Unsandboxed: what runs, as it would without wavebox (program as given, looked up on PATH by
+  // whoever executes it; env the caller's; command the argv). Sandboxed: empty.
+  Invocation unsandboxed;
+  std::string cwd;
+  std::unique_ptr<Internal> internal;
+  Prepared();
+  Prepared(Prepared&&) noexcept;
+  Prepared& operator=(Prepared&&) noexcept;
+  ~Prepared();
+};
+
+// Decides, checks, plans. Errors carry their kind: kDenied (a deny rule, an ask refused),
+// kNotFound/kNotExecutable (127/126), kUnavailable, kUsage, kSettings, kSandboxFailed (125).
+Result<Prepared> prepare(RunRequest req);
+// `wavebox wrap`: what the run would execute, as text.
+Result<std::string> describe(Prepared& p);
+
+class Run {
+ public:
+  ~Run();  // a run not waited for is ended (SIGKILL to its whole sandbox) and reaped
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+  // Blocks until the command and everything it started have ended. Once.
+  Result<Outcome> wait();
+  // Forwards a signal to the command's process group; SIGKILL ends the whole sandbox.
+  void signal(int sig);
+  void cancel() { signal(SIGKILL); }
+  // Readable once the run has ended (poll it beside other work; then wait() returns at once).
+  int done_fd() const { return done_.get(); }
+
+  struct State;
+
+ private:
+  friend Result<std::unique_ptr<Run>> start(Prepared p);
+  explicit Run(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+  sys::Fd done_;
+  std::thread thread_;
+  bool waited_ = false;
+};
+
+// Starts the prepared run: the command runs when this returns without error.
+Result<std::unique_ptr<Run>> start(Prepared p);
+
+}  // namespace wb::engine

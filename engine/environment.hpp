@@ -1,0 +1,17 @@
+#pragma once
+// The sandboxed command's environment, made from the caller's (a value, never `environ`).
+#include <string>
+#include <vector>
+
+#include "core/log.hpp"
+
+namespace wb::engine {
+
+// The caller's environment with TMPDIR set to the sandbox's, package managers' caches moved to
+// this workspace's own (FS-6), and credential variables removed except those in pass (all are
+// kept when pass_all: mode "permissive").
+std::vector<std::string> sandbox_env(const std::vector<std::string>& caller, const std::string& tmpdir,
+                                     const std::string& caches, const std::vector<std::string>& pass, bool pass_all,
+                                     const Logger& log);
+
+}  // namespace wb::engine
