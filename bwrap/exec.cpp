@@ -153,6 +153,11 @@ Launch::~Launch() {
   }
 }
 
+std::vector<std::string> launch_args(const std::string& shim) {
+  return {"--args", std::to_string(kArgsFd), "--", shim, std::to_string(kSeccompFd), std::to_string(kObserverSockFd),
+          std::to_string(kShimSpecFd), std::to_string(kShimMountsFd)};
+}
+
 SignalQueue::SignalQueue() : efd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
 
 void SignalQueue::push(int sig) {
@@ -199,9 +204,8 @@ Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std
   L->spec = WB_TRY(new_memfd("wavebox-command"));
   L->mounts = WB_TRY(new_memfd("wavebox-mounts"));
 
-  std::vector<std::string> argv = {bwrap, "--args", std::to_string(kArgsFd), "--", shim, std::to_string(kSeccompFd),
-                                   std::to_string(kObserverSockFd), std::to_string(kShimSpecFd),
-                                   std::to_string(kShimMountsFd)};
+  std::vector<std::string> argv = launch_args(shim);
+  argv.insert(argv.begin(), bwrap);
   std::vector<std::pair<int, int>> dups = {{L->args_rd.get(), kArgsFd},   {L->status_wr.get(), kStatusFd},
                                            {L->filter.get(), kSeccompFd}, {L->spec.get(), kShimSpecFd},
                                            {L->obs_theirs.get(), kObserverSockFd}, {L->mounts.get(), kShimMountsFd}};
@@ -260,36 +264,261 @@ Status begin_launch(Launch& L, const ExecRequest& req, const std::string& early_
   return ok_status();
 }
 
-Result<int> exec_bwrap(Launch& L, const ExecRequest& req, const std::string& options) {
-  L.consumed = true;
-  const Logger& log = *req.log;
-  NetnsChild* child = &L.child;
-  pid_t pid = child->pid;
-  Fd& status_rd = L.status_rd;
-  Fd& err_rd = L.err_rd;
-  const bool observe = req.observer != nullptr;
-  if (observe) req.observer->adopt_socket(std::move(L.obs_ours));
-  auto abort_child = [&](Error e) -> Result<int> {
-    // The keeper's death ends bwrap (waiting for its options, or its shim for the mount list)
-    // and its namespace: nothing of the sandbox ran, and nothing is printed.
-    ::kill(pid, SIGKILL);
-    int ws;
-    ::waitpid(pid, &ws, 0);
-    return e;
-  };
-  if (L.options_sent && !options.empty()) {
-    return abort_child(make_error(ErrorKind::kSandboxFailed, "internal: the plan needs bwrap's mounts after all"));
+namespace {
+
+// The run after the word to start: one poll loop over the keeper, bwrap's status and stderr, the
+// shim's socket, the observer's listener, the proxy's listeners and the caller's signals, until
+// the sandbox is empty.
+class Supervision {
+ public:
+  Supervision(Launch& L, const ExecRequest& req)
+      : L_(L), req_(req), log_(*req.log), child_(L.child), pid_(L.child.pid), observe_(req.observer != nullptr) {
+    err_eof_ = !L.err_rd.valid();
+    proxy_started_ = !req.on_listeners || req.network_off;
   }
-  if (!L.options_sent) {
-    if (auto st = send_options(L.env_options + options, L.args_wr.get()); !st) return abort_child(st.error());
-    L.args_wr.reset();
-    L.options_sent = true;
+  void set_bwrap(pid_t bwrap_pid) { bwrap_pid_ = bwrap_pid; }
+  void loop();
+  Result<int> result();
+
+ private:
+  int next_timeout();
+  void start_proxy();
+  bool relay_err();
+  void on_observer_listener(short revents);
+  void on_shim_socket();
+  void on_status();
+  void on_signals();
+  void on_emptied();
+  void reap_keeper(int options);
+  Observer& observer() { return *req_.observer; }
+
+  Launch& L_;
+  const ExecRequest& req_;
+  const Logger& log_;
+  NetnsChild& child_;
+  const pid_t pid_;  // the keeper
+  const bool observe_;
+  pid_t bwrap_pid_ = -1;  // pid 1 of the sandbox's outer pid namespace
+  pid_t init_pid_ = -1;
+  std::string status_text_, err_line_;
+  int wait_status_ = 0, end_status_ = 0;
+  bool exited_ = false, timed_out_ = false, status_eof_ = false, err_eof_ = false;
+  bool observer_lost_ = false, ended_ = false, observer_hup_ = false, proxy_started_ = false;
+  bool emptied_ = false;    // the shim said the sandbox is empty, and the command's status
+  bool cancelled_ = false;  // ended by the caller (SIGKILL through req.signals)
+  unsigned wakeups_ = 0;    // a handful per run (a spin shows in -v)
+  double start_ = now_s(), exited_at_ = 0;
+};
+
+// The proxy starts with the first connection (most commands make none): until then the
+// listeners are polled here, and a connection waits in their backlog meanwhile.
+void Supervision::start_proxy() {
+  proxy_started_ = true;
+  log_.timing("a first connection: the proxy starts");
+  auto st = req_.on_listeners(std::move(child_.http_listener), std::move(child_.socks_listener));
+  if (!st) {
+    // Closed listeners refuse every connection: the sandbox has no network, nothing more.
+    log_.error("the proxy could not start, the sandbox has no network: " + st.error().message);
+    child_.http_listener.reset();
+    child_.socks_listener.reset();
   }
-  // The filter and the mount list are written: the shim, waiting for this byte, places the
-  // mounts. (It cannot have gone ahead: without the byte it places nothing and runs nothing.)
-  // With it, the command's standard descriptors: ours, or the relay pipe for stderr. One closed
-  // here stays closed there (the second byte says which came).
-  const int shim_sock = observe ? req.observer->socket_fd() : L.obs_ours.get();
+}
+
+// Relays what comes through the stderr pipe (bwrap's messages, and the command's stderr when it
+// is relayed); false at its end (or an error).
+bool Supervision::relay_err() {
+  char buf[8192];
+  ssize_t r = ::read(L_.err_rd.get(), buf, sizeof buf);
+  if (r > 0) {
+    // Relayed unchanged and at once; lines are only copied for recognition.
+    write_all(req_.stdio[2], buf, static_cast<size_t>(r));
+    err_line_.append(buf, static_cast<size_t>(r));
+    size_t nl;
+    while ((nl = err_line_.find('\n')) != std::string::npos) {
+      if (req_.stderr_line) req_.stderr_line(err_line_.substr(0, nl));
+      err_line_.erase(0, nl + 1);
+    }
+    if (err_line_.size() > 65536) err_line_.erase(0, err_line_.size() - 4096);
+    return true;
+  }
+  if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+    err_eof_ = true;
+    log_.timing("stderr closed");
+    if (!err_line_.empty() && req_.stderr_line) req_.stderr_line(err_line_);
+    return false;
+  }
+  return true;
+}
+
+// The poll timeout: the time left before the run's timeout, a bound once bwrap is gone, a
+// period where the kernel has no pidfds. -1 (none) most of the time; -2: poll no more.
+int Supervision::next_timeout() {
+  int timeout_ms = -1;
+  if (req_.timeout_seconds && !timed_out_ && init_pid_ > 0) {
+    double left = *req_.timeout_seconds - (now_s() - start_);
+    if (left <= 0) {
+      timed_out_ = true;
+      // pid 1 of a pid namespace: all of it goes, bwrap's nested namespace included.
+      ::kill(bwrap_pid_ > 0 ? bwrap_pid_ : init_pid_, SIGKILL);
+      return 0;
+    }
+    timeout_ms = static_cast<int>(left * 1000) + 1;
+  }
+  if (exited_) {
+    // bwrap is gone; the pipes close as soon as the last sandboxed process does. A process
+    // that escaped the pid namespace could hold them open: give up after a while.
+    if (now_s() - exited_at_ > 2.0) return -2;
+    timeout_ms = 200;
+  }
+  if (!exited_ && !L_.keeper_pidfd.valid() && (timeout_ms < 0 || timeout_ms > 50)) timeout_ms = 50;
+  return timeout_ms;
+}
+
+// The observer's thread starts with the first notification (a command that writes nothing
+// never needs it): until then its listener is polled here, and the caller waits meanwhile.
+void Supervision::on_observer_listener(short revents) {
+  if ((revents & POLLIN) && observer().without_thread()) {
+    observer().handle_waiting();
+    observer_hup_ = observer().finished();
+  } else if (revents & POLLIN) {
+    log_.timing("a first notification: the observer starts");
+    observer().start();
+    if (observer().without_thread()) observer().handle_waiting();
+  } else if (revents) {
+    observer_hup_ = true;  // every task under the filter has ended: nothing will come (no spin)
+  }
+}
+
+void Supervision::on_shim_socket() {
+  if (!observer().ready()) {
+    if (observer().receive_listener()) {
+      log_.timing("observer listener received");
+    } else {
+      observer_lost_ = true;
+    }
+  } else if (observer().receive_end(&end_status_)) {
+    emptied_ = true;
+    log_.timing("the shim: the sandbox is empty");
+  }
+}
+
+void Supervision::on_status() {
+  char buf[512];
+  ssize_t r = ::read(L_.status_rd.get(), buf, sizeof buf);
+  if (r > 0) {
+    status_text_.append(buf, static_cast<size_t>(r));
+    if (!ended_ && status_text_.find("exit-code") != std::string::npos) {
+      ended_ = true;
+      log_.timing("bwrap reported the exit code");
+      if (req_.on_sandbox_ended) req_.on_sandbox_ended();
+    }
+    if (init_pid_ < 0) {
+      init_pid_ = static_cast<pid_t>(find_json_number(status_text_, "\"child-pid\""));
+      if (init_pid_ > 0) log_.timing("bwrap reported its child");
+    }
+  } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+    status_eof_ = true;
+    log_.timing("bwrap status closed");
+  }
+}
+
+void Supervision::on_signals() {
+  for (int sig : req_.signals->take()) {
+    if (sig == SIGKILL) {
+      // The whole sandbox: pid 1 of its namespace, or the keeper before bwrap is known.
+      cancelled_ = true;
+      ::kill(bwrap_pid_ > 0 ? bwrap_pid_ : pid_, SIGKILL);
+    } else {
+      forward_signal(bwrap_pid_ > 0 ? sandbox_init(bwrap_pid_) : init_pid_, sig);
+    }
+  }
+}
+
+void Supervision::reap_keeper(int options) {
+  if (exited_) return;
+  pid_t got;
+  while ((got = ::waitpid(pid_, &wait_status_, options)) < 0 && errno == EINTR) {
+  }
+  if (got == pid_) {
+    exited_ = true;
+    exited_at_ = now_s();
+    log_.timing("bwrap reaped");
+  }
+}
+
+// No process of the sandbox is left: what it wrote to stderr is all in the pipe, and the host
+// is ours to put back in order. The keeper, our child, is ended (it only waits for bwrap; it
+// dies while the stubs go) and reaped; bwrap, in its exit already, tears the namespaces down
+// after we return and is reaped by the system (as bwrap leaves its own pid 1 when run alone).
+void Supervision::on_emptied() {
+  if (!exited_) ::kill(pid_, SIGKILL);
+  while (!err_eof_) {
+    struct pollfd e = {L_.err_rd.get(), POLLIN, 0};
+    if (::poll(&e, 1, 0) <= 0 || !relay_err()) break;
+  }
+  if (!ended_ && req_.on_sandbox_ended) req_.on_sandbox_ended();
+  reap_keeper(0);
+}
+
+void Supervision::loop() {
+  while (!exited_ || !status_eof_ || !err_eof_ || (observe_ && observer().socket_fd() >= 0)) {
+    int timeout_ms = next_timeout();
+    if (timeout_ms == -2) break;
+    const bool observer_idle = observe_ && observer().ready() && !observer().running() && !observer_hup_;
+    struct pollfd p[8] = {
+        {exited_ ? -1 : L_.keeper_pidfd.get(), POLLIN, 0},
+        {status_eof_ ? -1 : L_.status_rd.get(), POLLIN, 0},
+        {err_eof_ ? -1 : L_.err_rd.get(), POLLIN, 0},
+        {observe_ && observer().socket_fd() >= 0 ? observer().socket_fd() : -1, POLLIN, 0},
+        {proxy_started_ ? -1 : child_.http_listener.get(), POLLIN, 0},
+        {proxy_started_ ? -1 : child_.socks_listener.get(), POLLIN, 0},
+        {observer_idle ? observer().listener_fd() : -1, POLLIN, 0},
+        {req_.signals ? req_.signals->fd() : -1, POLLIN, 0},
+    };
+    int n = ::poll(p, 8, timeout_ms);
+    if (n < 0 && errno != EINTR) break;
+    ++wakeups_;
+    if (!proxy_started_ && (p[4].revents || p[5].revents)) start_proxy();
+    if (p[6].revents) on_observer_listener(p[6].revents);
+    if (p[3].revents) on_shim_socket();
+    if (p[2].revents) relay_err();
+    if (p[1].revents) on_status();
+    if (p[7].revents) on_signals();
+    if (p[0].revents || !L_.keeper_pidfd.valid()) reap_keeper(WNOHANG);
+    if (emptied_) {
+      on_emptied();
+      break;
+    }
+  }
+  reap_keeper(0);
+  if (observe_) observer().stop();
+  log_.info(fmt::format("supervision loop woke {} times", wakeups_));
+}
+
+Result<int> Supervision::result() {
+  if (timed_out_) return 124;
+  if (emptied_) return end_status_;
+  if (cancelled_) return 128 + SIGKILL;
+  if (init_pid_ <= 0) {
+    int code = WIFEXITED(wait_status_) ? WEXITSTATUS(wait_status_) : 128 + WTERMSIG(wait_status_);
+    return make_error(ErrorKind::kSandboxFailed,
+                      fmt::format("bubblewrap could not set up the sandbox (status {}); its message is above", code));
+  }
+  if (observe_ && (observer_lost_ || !observer().ready())) {
+    return make_error(ErrorKind::kSandboxFailed, "the observer did not start inside the sandbox; its message is above");
+  }
+  long code = find_json_number(status_text_, "\"exit-code\"");
+  if (code >= 0) return static_cast<int>(code);
+  if (WIFSIGNALED(wait_status_)) return 128 + WTERMSIG(wait_status_);
+  return WEXITSTATUS(wait_status_);
+}
+
+// The filter and the mount list are written: the shim, waiting for this byte, places the
+// mounts. (It cannot have gone ahead: without the byte it places nothing and runs nothing.)
+// With it, the command's standard descriptors: the caller's, or the relay pipe for stderr. One
+// closed here stays closed there (the second byte says which came).
+Status send_start_word(Launch& L, const ExecRequest& req) {
+  const int shim_sock = req.observer ? req.observer->socket_fd() : L.obs_ours.get();
   int stdio[3];
   char word[2] = {'M', 0};
   size_t passed = 0;
@@ -300,208 +529,49 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req, const std::string& opt
     word[1] = static_cast<char>(word[1] | (1 << i));
   }
   if (!sys::send_fds(shim_sock, stdio, passed, word, sizeof word) && errno != EPIPE && errno != ECONNRESET) {
-    return abort_child(sys::sys_error("send", "the shim's socket", errno));
+    return sys::sys_error("send", "the shim's socket", errno);
   }
-  if (auto st = receive_listeners(*child); !st) return st.error();
+  return ok_status();
+}
+
+}  // namespace
+
+Result<int> exec_bwrap(Launch& L, const ExecRequest& req, const std::string& options) {
+  L.consumed = true;
+  NetnsChild& child = L.child;
+  if (req.observer) req.observer->adopt_socket(std::move(L.obs_ours));
+  auto abort_child = [&](Error e) -> Result<int> {
+    // The keeper's death ends bwrap (waiting for its options, or its shim for the mount list)
+    // and its namespace: nothing of the sandbox ran, and nothing is printed.
+    ::kill(child.pid, SIGKILL);
+    int ws;
+    ::waitpid(child.pid, &ws, 0);
+    return e;
+  };
+  if (L.options_sent && !options.empty()) {
+    return abort_child(make_error(ErrorKind::kSandboxFailed, "internal: the plan needs bwrap's mounts after all"));
+  }
+  if (!L.options_sent) {
+    if (auto st = send_options(L.env_options + options, L.args_wr.get()); !st) return abort_child(st.error());
+    L.args_wr.reset();
+    L.options_sent = true;
+  }
+  if (auto st = send_start_word(L, req); !st) return abort_child(st.error());
+  if (auto st = receive_listeners(child); !st) return st.error();
   if (req.network_off) {
     // shutdown reaches every copy of a listening socket: none is left listening.
-    ::shutdown(child->http_listener.get(), SHUT_RDWR);
-    ::shutdown(child->socks_listener.get(), SHUT_RDWR);
-    child->http_listener.reset();
-    child->socks_listener.reset();
+    ::shutdown(child.http_listener.get(), SHUT_RDWR);
+    ::shutdown(child.socks_listener.get(), SHUT_RDWR);
+    child.http_listener.reset();
+    child.socks_listener.reset();
   }
-  // The proxy starts with the first connection (most commands make none): until then the
-  // listeners are polled here, and a connection waits in their backlog meanwhile.
-  bool proxy_started = !req.on_listeners || req.network_off;
-  auto start_proxy = [&]() {
-    proxy_started = true;
-    log.timing("a first connection: the proxy starts");
-    auto st = req.on_listeners(std::move(child->http_listener), std::move(child->socks_listener));
-    if (!st) {
-      // Closed listeners refuse every connection: the sandbox has no network, nothing more.
-      log.error("the proxy could not start, the sandbox has no network: " + st.error().message);
-      child->http_listener.reset();
-      child->socks_listener.reset();
-    }
-  };
-  if (auto st = await_bwrap(*child); !st) return abort_child(st.error());
-  pid_t bwrap_pid = child->bwrap_pid;  // pid 1 of the sandbox's outer pid namespace
+  if (auto st = await_bwrap(child); !st) return abort_child(st.error());
   L.status_wr.reset();
   L.err_wr.reset();
-
-  std::string status_text, err_line;
-  pid_t init_pid = -1;
-  int wait_status = 0;
-  bool exited = false, timed_out = false, status_eof = false, err_eof = !err_rd.valid();
-  bool observer_lost = false, ended = false, observer_hup = false;
-  bool emptied = false;  // the shim said the sandbox is empty, and the command's status
-  bool cancelled = false;  // ended by the caller (SIGKILL through req.signals)
-  int end_status = 0;
-  // Relays what comes through the stderr pipe (bwrap's messages, and the command's stderr when it
-  // is relayed); false at its end (or an error).
-  auto relay_err = [&]() {
-    char buf[8192];
-    ssize_t r = ::read(err_rd.get(), buf, sizeof buf);
-    if (r > 0) {
-      // Relayed unchanged and at once; lines are only copied for recognition.
-      write_all(req.stdio[2], buf, static_cast<size_t>(r));
-      err_line.append(buf, static_cast<size_t>(r));
-      size_t nl;
-      while ((nl = err_line.find('\n')) != std::string::npos) {
-        if (req.stderr_line) req.stderr_line(err_line.substr(0, nl));
-        err_line.erase(0, nl + 1);
-      }
-      if (err_line.size() > 65536) err_line.erase(0, err_line.size() - 4096);
-      return true;
-    }
-    if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
-      err_eof = true;
-      log.timing("stderr closed");
-      if (!err_line.empty() && req.stderr_line) req.stderr_line(err_line);
-      return false;
-    }
-    return true;
-  };
-  unsigned wakeups = 0;  // of the loop below: a handful per run (a spin shows in -v)
-  double start = now_s(), exited_at = 0;
-  while (!exited || !status_eof || !err_eof || (observe && req.observer->socket_fd() >= 0)) {
-    int timeout_ms = -1;
-    if (req.timeout_seconds && !timed_out && init_pid > 0) {
-      double left = *req.timeout_seconds - (now_s() - start);
-      if (left <= 0) {
-        timed_out = true;
-        // pid 1 of a pid namespace: all of it goes, bwrap's nested namespace included.
-        ::kill(bwrap_pid > 0 ? bwrap_pid : init_pid, SIGKILL);
-        continue;
-      }
-      timeout_ms = static_cast<int>(left * 1000) + 1;
-    }
-    if (exited) {
-      // bwrap is gone; the pipes close as soon as the last sandboxed process does. A process
-      // that escaped the pid namespace could hold them open: give up after a while.
-      if (now_s() - exited_at > 2.0) break;
-      timeout_ms = 200;
-    }
-    // The observer's thread starts with the first notification (a command that writes nothing
-    // never needs it): until then its listener is polled here, and the caller waits meanwhile.
-    const bool observer_idle = observe && req.observer->ready() && !req.observer->running() && !observer_hup;
-    if (!exited && !L.keeper_pidfd.valid() && (timeout_ms < 0 || timeout_ms > 50)) timeout_ms = 50;
-    struct pollfd p[8] = {
-        {exited ? -1 : L.keeper_pidfd.get(), POLLIN, 0},
-        {status_eof ? -1 : status_rd.get(), POLLIN, 0},
-        {err_eof ? -1 : err_rd.get(), POLLIN, 0},
-        {observe && req.observer->socket_fd() >= 0 ? req.observer->socket_fd() : -1, POLLIN, 0},
-        {proxy_started ? -1 : child->http_listener.get(), POLLIN, 0},
-        {proxy_started ? -1 : child->socks_listener.get(), POLLIN, 0},
-        {observer_idle ? req.observer->listener_fd() : -1, POLLIN, 0},
-        {req.signals ? req.signals->fd() : -1, POLLIN, 0},
-    };
-    int n = ::poll(p, 8, timeout_ms);
-    if (n < 0 && errno != EINTR) break;
-    ++wakeups;
-    if (!proxy_started && (p[4].revents || p[5].revents)) start_proxy();
-    if ((p[6].revents & POLLIN) && req.observer->without_thread()) {
-      req.observer->handle_waiting();
-      observer_hup = req.observer->finished();
-    } else if (p[6].revents & POLLIN) {
-      log.timing("a first notification: the observer starts");
-      req.observer->start();
-      if (req.observer->without_thread()) req.observer->handle_waiting();
-    } else if (p[6].revents) {
-      observer_hup = true;  // every task under the filter has ended: nothing will come (no spin)
-    }
-    if (p[3].revents) {
-      if (!req.observer->ready()) {
-        if (req.observer->receive_listener()) {
-          log.timing("observer listener received");
-        } else {
-          observer_lost = true;
-        }
-      } else if (req.observer->receive_end(&end_status)) {
-        emptied = true;
-        log.timing("the shim: the sandbox is empty");
-      }
-    }
-    if (p[2].revents) relay_err();
-    if (p[1].revents) {
-      char buf[512];
-      ssize_t r = ::read(status_rd.get(), buf, sizeof buf);
-      if (r > 0) {
-        status_text.append(buf, static_cast<size_t>(r));
-        if (!ended && status_text.find("exit-code") != std::string::npos) {
-          ended = true;
-          log.timing("bwrap reported the exit code");
-          if (req.on_sandbox_ended) req.on_sandbox_ended();
-        }
-        if (init_pid < 0) {
-          init_pid = static_cast<pid_t>(find_json_number(status_text, "\"child-pid\""));
-          if (init_pid > 0) log.timing("bwrap reported its child");
-        }
-      } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
-        status_eof = true;
-        log.timing("bwrap status closed");
-      }
-    }
-    if (p[7].revents) {
-      for (int sig : req.signals->take()) {
-        if (sig == SIGKILL) {
-          // The whole sandbox: pid 1 of its namespace, or the keeper before bwrap is known.
-          cancelled = true;
-          ::kill(bwrap_pid > 0 ? bwrap_pid : pid, SIGKILL);
-        } else {
-          forward_signal(bwrap_pid > 0 ? sandbox_init(bwrap_pid) : init_pid, sig);
-        }
-      }
-    }
-    if (p[0].revents || !L.keeper_pidfd.valid()) {
-      if (!exited && ::waitpid(pid, &wait_status, WNOHANG) == pid) {
-        exited = true;
-        exited_at = now_s();
-        log.timing("bwrap reaped");
-      }
-    }
-    if (emptied) {
-      // No process of the sandbox is left: what it wrote to stderr is all in the pipe, and the
-      // host is ours to put back in order. The keeper, our child, is ended (it only waits for
-      // bwrap; it dies while the stubs go) and reaped; bwrap, in its exit already, tears the
-      // namespaces down after we return and is reaped by the system (as bwrap leaves its own
-      // pid 1 when run alone).
-      if (!exited) ::kill(pid, SIGKILL);
-      while (!err_eof) {
-        struct pollfd e = {err_rd.get(), POLLIN, 0};
-        if (::poll(&e, 1, 0) <= 0 || !relay_err()) break;
-      }
-      if (!ended && req.on_sandbox_ended) req.on_sandbox_ended();
-      if (!exited) {
-        while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
-        }
-        exited = true;
-      }
-      break;
-    }
-  }
-  if (!exited) {
-    while (::waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
-    }
-  }
-  if (observe) req.observer->stop();
-  log.info(fmt::format("supervision loop woke {} times", wakeups));
-
-  if (timed_out) return 124;
-  if (emptied) return end_status;
-  if (cancelled) return 128 + SIGKILL;
-  if (init_pid <= 0) {
-    int code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
-    return make_error(ErrorKind::kSandboxFailed,
-                      fmt::format("bubblewrap could not set up the sandbox (status {}); its message is above", code));
-  }
-  if (observe && (observer_lost || !req.observer->ready())) {
-    return make_error(ErrorKind::kSandboxFailed, "the observer did not start inside the sandbox; its message is above");
-  }
-  long code = find_json_number(status_text, "\"exit-code\"");
-  if (code >= 0) return static_cast<int>(code);
-  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
-  return WEXITSTATUS(wait_status);
+  Supervision sup(L, req);
+  sup.set_bwrap(child.bwrap_pid);
+  sup.loop();
+  return sup.result();
 }
 
 }  // namespace wb::lnx

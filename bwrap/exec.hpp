@@ -59,6 +59,10 @@ struct Launch {
 // one bwrap writes its messages to. The command's standard descriptors never pass through bwrap
 // (it has /dev/null and that pipe): the shim receives them with the word to start, so once the
 // command and its processes are gone nothing but wavebox holds the caller's output open.
+// bwrap's command line for a launch: `--args 3 -- wavebox-shim 5 7 6 8` (everything else comes
+// through those descriptors).
+std::vector<std::string> launch_args(const std::string& shim);
+
 // env: the environment the keeper and bwrap start with (the caller's); the command's comes later.
 Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std::string& shim, bool relay_stderr,
                                              const std::vector<std::string>& env, const Logger& log);

@@ -23,6 +23,7 @@
 #include "bwrap/facts.hpp"
 #include "bwrap/plan.hpp"
 #include "bwrap/seccomp.hpp"
+#include "core/invocation.hpp"
 #include "core/log.hpp"
 #include "core/paths.hpp"
 #include "core/protect.hpp"
@@ -436,20 +437,37 @@ RunSpec spec_for(const LinuxRun& run, ShimMounts mode) {
   return spec;
 }
 
+// What the run executes (and `wrap` prints): one function for both.
+Invocation invocation_for(const LinuxRun& run, const Prepared& p, ShimMounts mode, const std::vector<std::string>& env) {
+  Invocation inv;
+  inv.program = run.bwrap;
+  inv.args = launch_args(shim_path());
+  inv.options = render_args(p.plan, p.facts, spec_for(run, mode));
+  inv.env = env;
+  inv.command = run.command;
+  inv.mounts = mode == ShimMounts::kAll ? render_shim_mounts(p.plan, p.facts, console_device(run.stdio[1]))
+                                        : render_shim_devices_read_only();
+  return inv;
+}
+
+ShimMounts mount_mode(const Prepared& p, bool mount_api) {
+  return mount_api && shim_can_place(p.plan) ? ShimMounts::kAll : ShimMounts::kDevicesReadOnly;
+}
+
 // The plan made: the filter compiled into the launch, the mount list written, and bwrap's
 // options returned. An error stops everything before the shim places a mount, so before the
 // command can run.
-Result<std::string> write_plan(const LinuxRun& run, const Prepared& p, Launch& launch, bool mount_api) {
+Result<std::string> write_plan(const LinuxRun& run, const Prepared& p, Launch& launch, bool mount_api,
+                               const std::vector<std::string>& env) {
   // wavebox-shim places every mount where the kernel lets it; else bwrap does, and the shim
   // only makes the device nodes bwrap bound writable read-only.
-  const ShimMounts mode = mount_api && shim_can_place(p.plan) ? ShimMounts::kAll : ShimMounts::kDevicesReadOnly;
+  const Invocation inv = invocation_for(run, p, mount_mode(p, mount_api), env);
   run.log->timing("planned");
+  run.log->info("invocation " + invocation_id(inv) + " (`wavebox wrap` prints it)");
   // The filter is part of the sandbox: if it cannot be built, nothing runs (fail closed).
   WB_TRY(compile_sandbox_filter(seccomp_rules({run.allow_unix_sockets}), launch.filter.get(), run.state.seccomp));
-  std::string list = mode == ShimMounts::kAll ? render_shim_mounts(p.plan, p.facts, console_device(run.stdio[1]))
-                                              : render_shim_devices_read_only();
-  WB_TRY(sys::replace_contents(launch.mounts.get(), list, "the shim's mount list"));
-  std::string options = bwrap_options(render_args(p.plan, p.facts, spec_for(run, mode)));
+  WB_TRY(sys::replace_contents(launch.mounts.get(), inv.mounts, "the shim's mount list"));
+  std::string options = bwrap_options(inv.options);
   // The scan cache and probes are done with: give their pages back for the length of the run.
   ::malloc_trim(0);
   run.log->timing("filters compiled, arguments written");
@@ -523,7 +541,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   log.info(fmt::format("prepared in {:.2f} ms: {} mounts (placed by {}{}), {} stubs", t1 - t0, p.plan.mounts.size(),
                        shim_places ? "the shim" : "bwrap", early ? "; bwrap started before the plan" : "",
                        stubs.held()));
-  std::string options = WB_TRY(write_plan(run, p, *launch, mount_api));
+  std::string options = WB_TRY(write_plan(run, p, *launch, mount_api, req.env));
   log.timing("starting");
   Result<int> result = 0;
   if (early && options != early_options) {
@@ -532,7 +550,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
     log.info("the plan needs bwrap to place the mounts: starting the sandbox again");
     launch = WB_TRY(launch_sandbox(run.bwrap, run.stdio, run.launch_env, log));
     WB_TRY(begin_launch(*launch, req, ""));
-    options = WB_TRY(write_plan(run, p, *launch, mount_api));
+    options = WB_TRY(write_plan(run, p, *launch, mount_api, req.env));
   } else if (early) {
     options.clear();  // sent already
   }
@@ -563,12 +581,26 @@ Result<std::string> describe_sandboxed(LinuxRun run) {
   }
   out += "# wavebox's supervisor also refuses to create protected names (core/protect.hpp) and:\n";
   for (const auto& d : p.guard.describe()) out += "#   " + d + "\n";
-  RunSpec spec{run.command, run.cwd, run.env, false, kSeccompFd};
-  out += "# fd 5: the seccomp filter (`wavebox doctor -v` lists its rules)\n";
-  out += shell_quote(run.bwrap);
-  for (const auto& a : render_args(p.plan, p.facts, spec)) out += " " + shell_quote(a);
-  out += " --";
-  for (const auto& a : run.command) out += " " + shell_quote(a);
+  const Invocation inv = invocation_for(run, p, mount_mode(p, shim_mounts_available()), exec_request(run).env);
+  out += "# invocation " + invocation_id(inv) + ": what `wavebox run` executes (it logs the same id with -v)\n";
+  out += shell_quote(inv.program);
+  for (const auto& a : inv.args) out += " " + shell_quote(a);
+  out += "\n# fd 3, bwrap's options (--args):";
+  for (const auto& a : inv.options) out += " " + shell_quote(a);
+  out += "\n# fd 5: the seccomp filter (`wavebox doctor -v` lists its rules)\n# fd 6, the command:";
+  for (const auto& a : inv.command) out += " " + shell_quote(a);
+  out += "\n# fd 8, the mounts wavebox-shim places:";
+  std::string field;
+  for (char c : inv.mounts) {
+    if (c) {
+      field += c;
+      continue;
+    }
+    out += " " + (field.empty() ? std::string("''") : shell_quote(field));
+    field.clear();
+  }
+  out += "\n# the command's environment:";
+  for (const auto& kv : inv.env) out += " " + shell_quote(kv.substr(0, kv.find('=')));
   out += "\n";
   return out;
 }
