@@ -5,11 +5,11 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/mman.h>
 #include <sys/eventfd.h>
-#include <sys/syscall.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,7 +75,9 @@ pid_t only_child(pid_t pid) {
 
 // bwrap's json status names its child by its pid inside bwrap's pid namespace; from bwrap
 // (pid 1 of the namespace below us) down: bwrap -> the sandbox's pid 1.
-pid_t sandbox_init(pid_t bwrap) { return only_child(bwrap); }
+pid_t sandbox_init(pid_t bwrap) {
+  return only_child(bwrap);
+}
 
 void write_all(int fd, const char* data, size_t len) {
   while (len > 0) {
@@ -154,8 +156,14 @@ Launch::~Launch() {
 }
 
 std::vector<std::string> launch_args(const std::string& shim) {
-  return {"--args", std::to_string(kArgsFd), "--", shim, std::to_string(kSeccompFd), std::to_string(kObserverSockFd),
-          std::to_string(kShimSpecFd), std::to_string(kShimMountsFd)};
+  return {"--args",
+          std::to_string(kArgsFd),
+          "--",
+          shim,
+          std::to_string(kSeccompFd),
+          std::to_string(kObserverSockFd),
+          std::to_string(kShimSpecFd),
+          std::to_string(kShimMountsFd)};
 }
 
 SignalQueue::SignalQueue() : efd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
@@ -197,7 +205,8 @@ Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std
   Fd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
   if (!null.valid()) return sys::sys_error("open", "/dev/null", errno);
   null = high_fd(null.release());
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pfd) != 0) return sys::sys_error("socketpair", "shim", errno);
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pfd) != 0)
+    return sys::sys_error("socketpair", "shim", errno);
   L->obs_ours = high_fd(pfd[0]);
   L->obs_theirs = high_fd(pfd[1]);
   L->filter = WB_TRY(new_memfd("wavebox-seccomp"));
@@ -206,9 +215,9 @@ Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std
 
   std::vector<std::string> argv = launch_args(shim);
   argv.insert(argv.begin(), bwrap);
-  std::vector<std::pair<int, int>> dups = {{L->args_rd.get(), kArgsFd},   {L->status_wr.get(), kStatusFd},
-                                           {L->filter.get(), kSeccompFd}, {L->spec.get(), kShimSpecFd},
-                                           {L->obs_theirs.get(), kObserverSockFd}, {L->mounts.get(), kShimMountsFd}};
+  std::vector<std::pair<int, int>> dups = {
+      {L->args_rd.get(), kArgsFd},  {L->status_wr.get(), kStatusFd},        {L->filter.get(), kSeccompFd},
+      {L->spec.get(), kShimSpecFd}, {L->obs_theirs.get(), kObserverSockFd}, {L->mounts.get(), kShimMountsFd}};
   dups.emplace_back(null.get(), 0);
   dups.emplace_back(null.get(), 1);
   dups.emplace_back(L->err_wr.get(), 2);

@@ -3,21 +3,20 @@
 // command, the command's exit status told apart from bubblewrap's own failure (--json-status-fd),
 // an optional timeout, the observer's notifications, and (when the caller's stderr is a pipe)
 // the command's stderr relayed line by line so refused reads can be recognised.
+#include <signal.h>
+
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <signal.h>
-
-#include <memory>
-#include <mutex>
-
 #include "bwrap/netns.hpp"
 #include "bwrap/observer.hpp"
 #include "core/log.hpp"
-#include "core/sys/fd.hpp"
 #include "core/result.hpp"
+#include "core/sys/fd.hpp"
 
 namespace wb::lnx {
 
@@ -43,8 +42,8 @@ struct Launch {
   sys::Fd filter, spec, mounts;  // memory files, filled before the options are sent
   NetnsChild child;
   bool consumed = false;
-  bool options_sent = false;  // bwrap has its options (sent before the plan)
-  std::string env_options;    // --clearenv/--setenv..., sent with the options
+  bool options_sent = false;     // bwrap has its options (sent before the plan)
+  std::string env_options;       // --clearenv/--setenv..., sent with the options
   std::vector<std::string> env;  // the keeper's and bwrap's own environment
   const Logger* log = nullptr;
   // err_rd carries bwrap's own messages always, the command's stderr too when this is set.

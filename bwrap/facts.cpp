@@ -1,10 +1,9 @@
 #include "bwrap/facts.hpp"
 
-#include <map>
-
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <map>
 
 #include "core/paths.hpp"
 #include "core/sys/fs.hpp"

@@ -6,10 +6,10 @@
 #include <linux/close_range.h>
 #include <net/if.h>
 #include <netinet/in.h>
-#include <sched.h>
-#include <signal.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -34,14 +34,22 @@ struct ChildError {
 
 const char* step_name(int step) {
   switch (step) {
-    case 1: return "creating the user and network namespace";
-    case 2: return "writing the user namespace's id maps";
-    case 3: return "raising the loopback interface";
-    case 4: return "binding the proxy listeners";
-    case 5: return "handing the listeners over";
-    case 6: return "starting bubblewrap";
-    case 7: return "starting bubblewrap as the namespace's pid 1";
-    default: return "setting up the network namespace";
+    case 1:
+      return "creating the user and network namespace";
+    case 2:
+      return "writing the user namespace's id maps";
+    case 3:
+      return "raising the loopback interface";
+    case 4:
+      return "binding the proxy listeners";
+    case 5:
+      return "handing the listeners over";
+    case 6:
+      return "starting bubblewrap";
+    case 7:
+      return "starting bubblewrap as the namespace's pid 1";
+    default:
+      return "setting up the network namespace";
   }
 }
 
@@ -100,8 +108,13 @@ Result<NetnsChild> spawn_in_netns(const std::string& shim, const std::vector<std
                                   int close_from) {
   // Everything the child needs is prepared here: after fork only async-signal-safe calls.
   const int sock_fd = close_from, err_fd = close_from + 1;
-  std::vector<std::string> args = {shim, "keeper", std::to_string(::getpid()), std::to_string(::geteuid()),
-                                   std::to_string(::getegid()), std::to_string(sock_fd), std::to_string(err_fd)};
+  std::vector<std::string> args = {shim,
+                                   "keeper",
+                                   std::to_string(::getpid()),
+                                   std::to_string(::geteuid()),
+                                   std::to_string(::getegid()),
+                                   std::to_string(sock_fd),
+                                   std::to_string(err_fd)};
   args.insert(args.end(), argv.begin(), argv.end());
   std::vector<char*> av, ev;
   for (const auto& a : args) av.push_back(const_cast<char*>(a.c_str()));

@@ -24,12 +24,12 @@ constexpr int kHttpProxyPort = 3128;
 constexpr int kSocksProxyPort = 1080;
 
 struct NetnsChild {
-  pid_t pid = -1;         // the keeper: our child; its exit status is bwrap's
-  pid_t bwrap_pid = -1;   // bwrap, pid 1 of the new pid namespace, as seen from here; SIGKILL ends all
+  pid_t pid = -1;        // the keeper: our child; its exit status is bwrap's
+  pid_t bwrap_pid = -1;  // bwrap, pid 1 of the new pid namespace, as seen from here; SIGKILL ends all
   sys::Fd http_listener;
   sys::Fd socks_listener;
-  sys::Fd control;        // the listeners, then bwrap's pid
-  sys::Fd error_pipe;     // {step, errno} from the keeper's side; closes once bwrap is exec'd
+  sys::Fd control;     // the listeners, then bwrap's pid
+  sys::Fd error_pipe;  // {step, errno} from the keeper's side; closes once bwrap is exec'd
 };
 
 // Waits for the keeper's listeners (the namespace is ready then), or its failure.

@@ -2,18 +2,18 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <fmt/format.h>
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -295,8 +295,14 @@ void Observer::handle_one() {
   bool create_only = false;  // O_CREAT without write access: harmless when the file exists
   std::string network;
   switch (nr) {
-    case SYS_open: path_at(AT_FDCWD, a[0]); create_only = !(a[1] & (O_WRONLY | O_RDWR | O_TRUNC)); break;
-    case SYS_openat: path_at(static_cast<long long>(a[0]), a[1]); create_only = !(a[2] & (O_WRONLY | O_RDWR | O_TRUNC)); break;
+    case SYS_open:
+      path_at(AT_FDCWD, a[0]);
+      create_only = !(a[1] & (O_WRONLY | O_RDWR | O_TRUNC));
+      break;
+    case SYS_openat:
+      path_at(static_cast<long long>(a[0]), a[1]);
+      create_only = !(a[2] & (O_WRONLY | O_RDWR | O_TRUNC));
+      break;
     case SYS_openat2: {
       unsigned long long flags = 0;
       size_t got = 0;
@@ -305,26 +311,47 @@ void Observer::handle_one() {
       create_only = !(flags & (O_WRONLY | O_RDWR | O_TRUNC));
       break;
     }
-    case SYS_creat: case SYS_mkdir: case SYS_rmdir: case SYS_unlink: case SYS_chmod: case SYS_chown:
-    case SYS_lchown: case SYS_truncate: case SYS_mknod:
+    case SYS_creat:
+    case SYS_mkdir:
+    case SYS_rmdir:
+    case SYS_unlink:
+    case SYS_chmod:
+    case SYS_chown:
+    case SYS_lchown:
+    case SYS_truncate:
+    case SYS_mknod:
       path_at(AT_FDCWD, a[0]);
       break;
-    case SYS_mkdirat: case SYS_unlinkat: case SYS_fchmodat: case SYS_fchownat: case SYS_mknodat:
+    case SYS_mkdirat:
+    case SYS_unlinkat:
+    case SYS_fchmodat:
+    case SYS_fchownat:
+    case SYS_mknodat:
       path_at(static_cast<long long>(a[0]), a[1]);
       break;
     case SYS_utimensat:
       if (a[1] != 0) path_at(static_cast<long long>(a[0]), a[1]);
       break;
-    case SYS_rename: case SYS_link: path_at(AT_FDCWD, a[0]); path_at(AT_FDCWD, a[1]);
+    case SYS_rename:
+    case SYS_link:
+      path_at(AT_FDCWD, a[0]);
+      path_at(AT_FDCWD, a[1]);
       if (nr == SYS_link && !targets.empty()) targets.erase(targets.begin());  // the source is only read
       break;
-    case SYS_symlink: path_at(AT_FDCWD, a[1]); break;
-    case SYS_symlinkat: path_at(static_cast<long long>(a[1]), a[2]); break;
-    case SYS_renameat: case SYS_renameat2:
+    case SYS_symlink:
+      path_at(AT_FDCWD, a[1]);
+      break;
+    case SYS_symlinkat:
+      path_at(static_cast<long long>(a[1]), a[2]);
+      break;
+    case SYS_renameat:
+    case SYS_renameat2:
       path_at(static_cast<long long>(a[0]), a[1]);
       path_at(static_cast<long long>(a[2]), a[3]);
       break;
-    case SYS_linkat: path_at(static_cast<long long>(a[2]), a[3]); break;
+    case SYS_linkat:
+      path_at(static_cast<long long>(a[2]), a[3]);
+      break;
     case SYS_connect: {
       struct sockaddr_storage ss {};
       size_t got = 0;
@@ -348,7 +375,8 @@ void Observer::handle_one() {
     case SYS_fchdir:
       cwd_cache_.erase(pid);
       break;
-    default: break;
+    default:
+      break;
   }
   std::memset(resp, 0, resp_size_);
   resp->id = req->id;
@@ -365,9 +393,8 @@ void Observer::handle_one() {
     cwd_cache_.erase(pid);
     return;
   }
-  bool creates = nr != SYS_unlink && nr != SYS_unlinkat && nr != SYS_rmdir && nr != SYS_chmod &&
-                 nr != SYS_fchmodat && nr != SYS_chown && nr != SYS_lchown && nr != SYS_fchownat &&
-                 nr != SYS_truncate && nr != SYS_utimensat;
+  bool creates = nr != SYS_unlink && nr != SYS_unlinkat && nr != SYS_rmdir && nr != SYS_chmod && nr != SYS_fchmodat &&
+                 nr != SYS_chown && nr != SYS_lchown && nr != SYS_fchownat && nr != SYS_truncate && nr != SYS_utimensat;
   if (creates) {
     for (size_t i = (nr == SYS_rename || nr == SYS_renameat || nr == SYS_renameat2) ? 1 : 0; i < targets.size(); ++i) {
       if (paths::basename(targets[i]) == ".git") {
@@ -381,8 +408,8 @@ void Observer::handle_one() {
     return;
   }
   // Calls that change what a path name refers to drop the cached symlink answers below it.
-  if (nr == SYS_rename || nr == SYS_renameat || nr == SYS_renameat2 || nr == SYS_symlink ||
-      nr == SYS_symlinkat || nr == SYS_unlink || nr == SYS_unlinkat || nr == SYS_rmdir) {
+  if (nr == SYS_rename || nr == SYS_renameat || nr == SYS_renameat2 || nr == SYS_symlink || nr == SYS_symlinkat ||
+      nr == SYS_unlink || nr == SYS_unlinkat || nr == SYS_rmdir) {
     for (const auto& t : targets) {
       for (auto it = symlink_cache_.lower_bound(t); it != symlink_cache_.end() && paths::is_within(it->first, t);) {
         it = symlink_cache_.erase(it);

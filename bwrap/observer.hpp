@@ -2,14 +2,15 @@
 // The observer's outside half: receives the seccomp user-notification listener from
 // wavebox-shim, reads what each notified call meant (path, or address for connect), always lets
 // the kernel carry the call out, and records the calls the plan refuses as violations.
+#include <sys/types.h>
+
 #include <atomic>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
-#include <map>
 #include <unordered_map>
-#include <sys/types.h>
 
 #include "bwrap/supervise.hpp"
 #include "core/log.hpp"
@@ -35,7 +36,7 @@ class Observer {
   void set_host_proc(bool v) { supervisor_.set_host_proc(v); }
   void set_logger(const Logger* log) { log_ = log; }
   void set_unix_sockets_open(bool v) { supervisor_.set_unix_sockets_open(v); }
-  int socket_fd() const { return ours_.get(); }      // poll: the listener, then the end, arrive here
+  int socket_fd() const { return ours_.get(); }        // poll: the listener, then the end, arrive here
   int listener_fd() const { return listener_.get(); }  // poll: notifications arrive here
   bool ready() const { return listener_.valid(); }
   // Call when socket_fd() is readable; false when the shim closed without sending a listener.

@@ -13,12 +13,17 @@ namespace {
 
 int kind_order(MountKind k) {
   switch (k) {
-    case MountKind::kRwBind: return 0;
-    case MountKind::kPin: return 1;
-    case MountKind::kCarve: return 2;
-    case MountKind::kRoBind: return 3;
+    case MountKind::kRwBind:
+      return 0;
+    case MountKind::kPin:
+      return 1;
+    case MountKind::kCarve:
+      return 2;
+    case MountKind::kRoBind:
+      return 3;
     case MountKind::kMaskDir:
-    case MountKind::kMaskFile: return 4;
+    case MountKind::kMaskFile:
+      return 4;
   }
   return 5;
 }
@@ -119,10 +124,10 @@ Result<Plan> plan_mounts(const FsPolicy& policy, const LinuxFacts& facts) {
   for (const auto& g : policy.deny_write) {
     PathFact f = WB_TRY(fact(g.path));
     if (!f.unreachable_at.empty() && within_any(f.unreachable_at, rw)) {
-      plan.warnings.push_back(fmt::format(
-          "cannot look into \"{}\" (to guard \"{}\"), so it is read-only in the sandbox; make it "
-          "readable (chmod u+rx) to have it writable again",
-          f.unreachable_at, g.path));
+      plan.warnings.push_back(
+          fmt::format("cannot look into \"{}\" (to guard \"{}\"), so it is read-only in the sandbox; make it "
+                      "readable (chmod u+rx) to have it writable again",
+                      f.unreachable_at, g.path));
       ro.push_back(f.unreachable_at);
     }
     if (f.kind != PathKind::kMissing) {
@@ -209,15 +214,16 @@ Result<Plan> plan_mounts(const FsPolicy& policy, const LinuxFacts& facts) {
   std::set<std::string> pins;
   auto pin_ancestors = [&](const std::string& p) {
     for (const auto& a : paths::ancestors(p)) {
-      if (strictly_within_any(a, rw) && std::find(rw.begin(), rw.end(), a) == rw.end() &&
-          !within_any(a, ro) && rules.visible(a)) {
+      if (strictly_within_any(a, rw) && std::find(rw.begin(), rw.end(), a) == rw.end() && !within_any(a, ro) &&
+          rules.visible(a)) {
         pins.insert(a);
       }
     }
   };
   for (const auto& p : ro) {
     // Inside another guard already: its mount covers this one.
-    bool covered = std::any_of(ro.begin(), ro.end(), [&](const std::string& q) { return q != p && paths::is_within(p, q); });
+    bool covered =
+        std::any_of(ro.begin(), ro.end(), [&](const std::string& q) { return q != p && paths::is_within(p, q); });
     if (covered) continue;
     if (rules.visible(p) && within_any(p, rw)) {
       ops.push_back({MountKind::kRoBind, p});
@@ -261,11 +267,17 @@ bool write_allowed(const Plan& plan, const std::string& path) {
     if (!paths::is_within(path, op.path)) continue;
     switch (op.kind) {
       case MountKind::kRwBind:
-      case MountKind::kPin: allowed = true; break;
-      case MountKind::kCarve: allowed = op.writable; break;
+      case MountKind::kPin:
+        allowed = true;
+        break;
+      case MountKind::kCarve:
+        allowed = op.writable;
+        break;
       case MountKind::kRoBind:
       case MountKind::kMaskDir:
-      case MountKind::kMaskFile: allowed = false; break;
+      case MountKind::kMaskFile:
+        allowed = false;
+        break;
     }
   }
   return allowed;
@@ -300,11 +312,21 @@ std::string render_shim_mounts(const Plan& plan, const LinuxFacts& facts, const 
   for (const auto& op : plan.mounts) {
     switch (op.kind) {
       case MountKind::kRwBind:
-      case MountKind::kPin: record("rw", op.path, op.path); break;
-      case MountKind::kCarve: record(op.writable ? "rw" : "ro", op.path, op.path); break;
-      case MountKind::kRoBind: record("ro", op.path, op.path); break;
-      case MountKind::kMaskFile: record("ro", facts.placeholder_file, op.path); break;
-      case MountKind::kMaskDir: record("tmpfs", op.has_inner ? "0711" : "0000", op.path); break;
+      case MountKind::kPin:
+        record("rw", op.path, op.path);
+        break;
+      case MountKind::kCarve:
+        record(op.writable ? "rw" : "ro", op.path, op.path);
+        break;
+      case MountKind::kRoBind:
+        record("ro", op.path, op.path);
+        break;
+      case MountKind::kMaskFile:
+        record("ro", facts.placeholder_file, op.path);
+        break;
+      case MountKind::kMaskDir:
+        record("tmpfs", op.has_inner ? "0711" : "0000", op.path);
+        break;
     }
   }
   return out;
@@ -318,8 +340,7 @@ std::string render_shim_devices_read_only() {
 std::vector<std::string> render_args(const Plan& plan, const LinuxFacts& facts, const RunSpec& run) {
   std::vector<std::string> a = {
       // CVE-2017-5226: without a new session the command could push input into our terminal.
-      "--new-session", "--die-with-parent",
-      "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+      "--new-session", "--die-with-parent", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
   };
   if (!run.share_net) a.push_back("--unshare-net");
   bool v08 = facts.bwrap_version[0] > 0 || facts.bwrap_version[1] >= 8;
@@ -375,7 +396,8 @@ std::vector<std::string> render_args(const Plan& plan, const LinuxFacts& facts, 
     }
   }
   for (const auto& r : remount) a.insert(a.end(), {"--remount-ro", r});
-  if (run.seccomp_fd >= 0 && run.shim_mounts == ShimMounts::kNone) a.insert(a.end(), {"--seccomp", std::to_string(run.seccomp_fd)});
+  if (run.seccomp_fd >= 0 && run.shim_mounts == ShimMounts::kNone)
+    a.insert(a.end(), {"--seccomp", std::to_string(run.seccomp_fd)});
   // wavebox-shim is pid 1 and reaps: it arms its parent-death signal before anything runs,
   // which bwrap's own init only does after starting the command.
   if (run.shim_is_init) a.push_back("--as-pid-1");

@@ -30,7 +30,7 @@ struct PathFact {
 struct LinuxFacts {
   std::string bwrap_path;
   int bwrap_version[3] = {0, 0, 0};
-  std::string placeholder_file;  // an empty file with mode 0000, bound over unreadable files
+  std::string placeholder_file;           // an empty file with mode 0000, bound over unreadable files
   std::map<std::string, PathFact> paths;  // every path the policy names, probed
   std::set<std::string> stubs;            // paths that are this run's stubs (empty, ours)
 };
@@ -80,8 +80,8 @@ struct RunSpec {
   bool shim_is_init = false;     // wavebox-shim runs as pid 1 (--as-pid-1)
   // Who places the mounts besides bwrap: kNone (bwrap alone, as `wavebox wrap` prints it),
   // kAll (wavebox-shim places every planned mount, mounts /proc and builds /dev; bwrap binds the
-  // host's tree only, and its options do not depend on the plan), kDevicesReadOnly (bwrap places them all; the shim re-mounts the device
-  // nodes bwrap bound writable read-only). With a shim role, bwrap keeps CAP_SYS_ADMIN and
+  // host's tree only, and its options do not depend on the plan), kDevicesReadOnly (bwrap places them all; the shim
+  // re-mounts the device nodes bwrap bound writable read-only). With a shim role, bwrap keeps CAP_SYS_ADMIN and
   // CAP_SETPCAP for it (the shim drops every capability before the command) and does not load
   // the seccomp filter (the shim does, after the mounts).
   ShimMounts shim_mounts = ShimMounts::kNone;
@@ -94,10 +94,9 @@ bool shim_can_place(const Plan& plan);
 // The shim's mount list for ShimMounts::kAll: records of three NUL-terminated fields, KIND A
 // TARGET. First "root" ("ro"|"rw") "/", then "dev" CONSOLE "/dev" (CONSOLE: the terminal to bind
 // at /dev/console, or empty), then "proc" ("new"|"host") "/proc" (a new proc for the sandbox's
-// pid namespace, or the host's left in place, read-only), then the plan's mounts in order: "rw" SOURCE TARGET and "ro" SOURCE
-// TARGET (binds of the host's SOURCE), "tmpfs" MODE TARGET (a directory mask: mode 0000, or 0711
-// when it holds mounts, read-only once they are placed). For kDevicesReadOnly the list is the
-// single record "devices-ro" "" "/dev".
+// pid namespace, or the host's left in place, read-only), then the plan's mounts in order: "rw" SOURCE TARGET and "ro"
+// SOURCE TARGET (binds of the host's SOURCE), "tmpfs" MODE TARGET (a directory mask: mode 0000, or 0711 when it holds
+// mounts, read-only once they are placed). For kDevicesReadOnly the list is the single record "devices-ro" "" "/dev".
 std::string render_shim_mounts(const Plan& plan, const LinuxFacts& facts, const std::string& console);
 std::string render_shim_devices_read_only();
 

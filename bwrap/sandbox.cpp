@@ -1,26 +1,25 @@
 #include "bwrap/sandbox.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <linux/mount.h>
+#include <malloc.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <malloc.h>
-
 #include <map>
 #include <mutex>
 #include <set>
-#include <sys/stat.h>
-#include <linux/mount.h>
-#include <sys/syscall.h>
-#include <fcntl.h>
-#include <unistd.h>
-#include <time.h>
 
 #include "bwrap/exec.hpp"
+#include "bwrap/facts.hpp"
 #include "bwrap/netns.hpp"
 #include "bwrap/observer.hpp"
-#include "bwrap/facts.hpp"
 #include "bwrap/plan.hpp"
 #include "bwrap/seccomp.hpp"
 #include "core/invocation.hpp"
@@ -44,7 +43,7 @@ struct Prepared {
   std::vector<StubRequest> stub_list;  // for `wrap`: the stubs a run would create
   LinuxFacts facts;
   Plan plan;
-  CreationGuard guard;  // what the supervisor refuses to create
+  CreationGuard guard;                      // what the supervisor refuses to create
   std::vector<std::string> protected_hits;  // protected names found by the scan before the run
   std::vector<std::string> repo_dirs;       // every git directory guarded
   std::vector<std::string> unreadable;      // directories the scan could not read before the run
@@ -75,8 +74,8 @@ Result<std::vector<sys::ScanHit>> scan_all(const Logger& log, const std::vector<
   std::vector<sys::ScanHit> hits;
   for (const auto& r : roots) {
     auto res = WB_TRY(sys::scan_tree(r, cache));
-    log.info(fmt::format("scanned {}: {} directories, {} read ({})", log::quote(r), res.dirs_total,
-                          res.dirs_read, res.timing));
+    log.info(fmt::format("scanned {}: {} directories, {} read ({})", log::quote(r), res.dirs_total, res.dirs_read,
+                         res.timing));
     hits.insert(hits.end(), res.hits.begin(), res.hits.end());
     if (unreadable) unreadable->insert(unreadable->end(), res.unreadable.begin(), res.unreadable.end());
     if (too_deep) too_deep->insert(too_deep->end(), res.too_deep.begin(), res.too_deep.end());
@@ -121,9 +120,10 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
     // open it up either.
     struct stat st;
     if (::lstat(u.c_str(), &st) == 0 && st.st_uid != ::geteuid()) continue;
-    run.log->warn(fmt::format("cannot read \"{}\" to look for protected files in it, so it is read-only in the "
-                          "sandbox; make it readable (chmod u+rx) to have it writable again",
-                          log::quote(u)));
+    run.log->warn(
+        fmt::format("cannot read \"{}\" to look for protected files in it, so it is read-only in the "
+                    "sandbox; make it readable (chmod u+rx) to have it writable again",
+                    log::quote(u)));
     run.policy.deny_write.push_back({u, LeafType::kDir, true, "", "a directory wavebox could not look into"});
   }
   p.git_dirs = std::move(guards.git_dirs);
@@ -157,7 +157,8 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
           fact.kind = kind;
           fact.real = path;
         } else if (paths::is_within(path, stub)) {
-          fact.first_missing = paths::join(stub, path.substr(stub.size() + 1, path.find('/', stub.size() + 1) - stub.size() - 1));
+          fact.first_missing =
+              paths::join(stub, path.substr(stub.size() + 1, path.find('/', stub.size() + 1) - stub.size() - 1));
         }
       }
     }
@@ -186,8 +187,9 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
     if (!st) return make_error(ErrorKind::kSandboxFailed, "cannot place a guard: " + st.error().message);
     // Only what lies in a new stub changed: those paths are probed again, the rest stays.
     for (auto it = p.facts.paths.begin(); it != p.facts.paths.end();) {
-      bool under = std::any_of(batch.begin(), batch.end(),
-                               [&](const sys::StubRegistry::Request& r) { return paths::is_within(it->first, r.path); });
+      bool under = std::any_of(batch.begin(), batch.end(), [&](const sys::StubRegistry::Request& r) {
+        return paths::is_within(it->first, r.path);
+      });
       it = under ? p.facts.paths.erase(it) : std::next(it);
     }
   }
@@ -195,7 +197,8 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
 }
 
 std::string shell_quote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == std::string::npos) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") ==
+                        std::string::npos) {
     return s;
   }
   std::string out = "'";
@@ -225,17 +228,18 @@ std::vector<std::string> missing_unstubbed(const FsPolicy& policy, const LinuxFa
 void warn_appeared(const Logger& log, const std::vector<std::string>& missing) {
   for (const auto& m : missing) {
     if (sys::exists(m)) {
-      log.warn(fmt::format("\"{}\" was created during the run and was not masked (it did not exist at "
-                            "start); add it to sandbox.filesystem.denyRead to guard it even before it exists",
-                            log::quote(m)));
+      log.warn(
+          fmt::format("\"{}\" was created during the run and was not masked (it did not exist at "
+                      "start); add it to sandbox.filesystem.denyRead to guard it even before it exists",
+                      log::quote(m)));
     }
   }
 }
 
 // New repositories: from the observer's record of created ".git" entries when it ran (exact and
 // free), else by scanning again.
-void warn_new_repositories(const Logger& log, const Prepared& before, const std::string& cache,
-                           const std::string& home, const Observer* observer) {
+void warn_new_repositories(const Logger& log, const Prepared& before, const std::string& cache, const std::string& home,
+                           const Observer* observer) {
   // Exact and free from the observer's record when nothing of the kind was made (the common
   // case); else the workspace is scanned again (its cache makes that a stat per directory):
   // what was made may have been moved since (git init tmp && mv tmp repo).
@@ -250,9 +254,10 @@ void warn_new_repositories(const Logger& log, const Prepared& before, const std:
   for (const auto& u : unreadable) {
     struct stat st;
     if (was_unreadable.count(u) || ::lstat(u.c_str(), &st) != 0 || st.st_uid != ::geteuid()) continue;
-    log.warn(fmt::format("the command made \"{}\" unreadable: what it holds (a repository?) was not checked; "
-                          "look inside before running git or other tools there outside the sandbox",
-                          log::quote(u)));
+    log.warn(
+        fmt::format("the command made \"{}\" unreadable: what it holds (a repository?) was not checked; "
+                    "look inside before running git or other tools there outside the sandbox",
+                    log::quote(u)));
   }
   std::string ws = before.scan_roots.empty() ? "/" : before.scan_roots[0];
   auto now = sys::guards_for_hits(*hits, ws, home);
@@ -260,20 +265,22 @@ void warn_new_repositories(const Logger& log, const Prepared& before, const std:
   std::set<std::string> warned;
   for (const auto& p : now.git_dirs) {
     if (!known.count(p) && warned.insert(p).second) {
-      log.warn(fmt::format("the command created the git repository \"{}\"; its hooks and config were "
-                            "writable during this run (they are protected from the next run on). "
-                            "Check them before running git there outside the sandbox",
-                            log::quote(p)));
+      log.warn(
+          fmt::format("the command created the git repository \"{}\"; its hooks and config were "
+                      "writable during this run (they are protected from the next run on). "
+                      "Check them before running git there outside the sandbox",
+                      log::quote(p)));
     }
   }
   std::set<std::string> had(before.protected_hits.begin(), before.protected_hits.end());
   for (const auto& h : *hits) {
     std::string p = paths::join(h.dir, h.name);
     if (!is_protected_name(h.name) || in_dependency_tree(p, ws) || had.count(p) || !warned.insert(p).second) continue;
-    log.warn(fmt::format("the command created \"{}\" in a directory it made during this run (a clone or an "
-                          "extraction, so it was allowed); it is protected from the next run on. Check it before "
-                          "opening that directory with a tool that loads it",
-                          log::quote(p)));
+    log.warn(
+        fmt::format("the command created \"{}\" in a directory it made during this run (a clone or an "
+                    "extraction, so it was allowed); it is protected from the next run on. Check it before "
+                    "opening that directory with a tool that loads it",
+                    log::quote(p)));
   }
 }
 
@@ -331,7 +338,8 @@ std::vector<std::string> sandbox_environment(const std::vector<std::string>& bas
     }
     env.push_back(kv);
   }
-  for (const char* n : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}) env.push_back(std::string(n) + "=" + http_url);
+  for (const char* n : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"})
+    env.push_back(std::string(n) + "=" + http_url);
   for (const char* n : {"ALL_PROXY", "all_proxy"}) env.push_back(std::string(n) + "=" + socks_url);
   env.push_back("WAVEBOX_SANDBOX=1");
   // git over ssh: ssh's ProxyCommand is wavebox itself, speaking SOCKS5 to the proxy.
@@ -424,8 +432,8 @@ ExecRequest exec_request(const LinuxRun& run) {
     req.env = sandbox_environment(run.env);
   }
   // --clearenv came with bubblewrap 0.5 (an unknown version, 0.0, is taken as recent).
-  req.bwrap_clearenv = run.bwrap_version[0] > 0 || run.bwrap_version[1] >= 5 ||
-                       (run.bwrap_version[0] == 0 && run.bwrap_version[1] == 0);
+  req.bwrap_clearenv =
+      run.bwrap_version[0] > 0 || run.bwrap_version[1] >= 5 || (run.bwrap_version[0] == 0 && run.bwrap_version[1] == 0);
   req.timeout_seconds = run.timeout_seconds;
   req.limits = fmt::format("{}:{}:{}", run.cpu_seconds, run.pids, run.memory_mb);
   return req;
@@ -438,7 +446,8 @@ RunSpec spec_for(const LinuxRun& run, ShimMounts mode) {
 }
 
 // What the run executes (and `wrap` prints): one function for both.
-Invocation invocation_for(const LinuxRun& run, const Prepared& p, ShimMounts mode, const std::vector<std::string>& env) {
+Invocation invocation_for(const LinuxRun& run, const Prepared& p, ShimMounts mode,
+                          const std::vector<std::string>& env) {
   Invocation inv;
   inv.program = run.bwrap;
   inv.args = launch_args(shim_path());
@@ -493,11 +502,10 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   Prepared p;
   const Plan& plan = p.plan;
   const CreationGuard& guard = p.guard;
-  Observer observer([&plan](const std::string& path) { return write_allowed(plan, path); }, sink,
-                    [&guard](const std::string& path, bool in_new_dir, bool tree) {
-                      return guard.refuses(path, in_new_dir, tree);
-                    },
-                    [&guard](const std::string& path) { return guard.moving_refused(path); });
+  Observer observer(
+      [&plan](const std::string& path) { return write_allowed(plan, path); }, sink,
+      [&guard](const std::string& path, bool in_new_dir, bool tree) { return guard.refuses(path, in_new_dir, tree); },
+      [&guard](const std::string& path) { return guard.moving_refused(path); });
   observer.set_host_proc(run.policy.host_proc);
   observer.set_unix_sockets_open(run.allow_unix_sockets);
   observer.set_logger(run.log);
@@ -561,10 +569,10 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   stubs.release_all();
   warn_new_repositories(log, p, run.state.scan, run.home, outcome.observed_writes ? &observer : nullptr);
   warn_appeared(log, missing);
-  log.info(fmt::format("sandbox ran {:.2f} ms ({} notifications, {:.1f} ms handling them, {} empty receives); "
-                       "cleanup {:.2f} ms",
-                       t2 - t1, observer.handled(), observer.busy_ns() / 1e6, observer.empty_receives(),
-                       now_ms() - t2));
+  log.info(
+      fmt::format("sandbox ran {:.2f} ms ({} notifications, {:.1f} ms handling them, {} empty receives); "
+                  "cleanup {:.2f} ms",
+                  t2 - t1, observer.handled(), observer.busy_ns() / 1e6, observer.empty_receives(), now_ms() - t2));
   if (!result.ok()) return result.error();
   outcome.exit_code = *result;
   outcome.violations = violations.items();

@@ -8,8 +8,8 @@
 #include "bwrap/exec.hpp"
 #include "core/log.hpp"
 #include "core/policy.hpp"
-#include "core/settings.hpp"
 #include "core/result.hpp"
+#include "core/settings.hpp"
 #include "core/sys/fd.hpp"
 #include "core/sys/fs.hpp"
 #include "core/violations.hpp"
@@ -19,21 +19,21 @@ namespace wb::lnx {
 struct LinuxRun {
   FsPolicy policy;
   std::vector<std::string> command;  // resolved argv
-  std::string exe;  // where command[0] was found on PATH ("" = let the shim search PATH)
+  std::string exe;                   // where command[0] was found on PATH ("" = let the shim search PATH)
   std::string cwd;
   std::string home;
-  std::vector<std::string> env;  // the command's environment
+  std::vector<std::string> env;         // the command's environment
   std::vector<std::string> launch_env;  // the caller's: what the keeper and bwrap start with
-  int stdio[3] = {0, 1, 2};  // the command's standard descriptors (-1: closed)
-  SignalQueue* signals = nullptr;  // signals for the command while it runs
+  int stdio[3] = {0, 1, 2};             // the command's standard descriptors (-1: closed)
+  SignalQueue* signals = nullptr;       // signals for the command while it runs
   const Logger* log = &log::process();
   std::string bwrap;
   int bwrap_version[3] = {0, 0, 0};
   sys::StateDir state;
   std::optional<double> timeout_seconds;
   long long cpu_seconds = 0, pids = 0, memory_mb = 0;  // sandbox.resources (0 = none)
-  bool allow_unix_sockets = false;  // network.allowAllUnixSockets
-  bool network_off = false;         // --network off: no proxy, no proxy variables
+  bool allow_unix_sockets = false;                     // network.allowAllUnixSockets
+  bool network_off = false;                            // --network off: no proxy, no proxy variables
   // Serves the sandbox's proxy listeners (the caller starts netproxy here; bwrap/ does not
   // include netproxy/); refusals go to sink, from any thread.
   std::function<Status(sys::Fd http, sys::Fd socks, std::function<void(const Violation&)> sink)> start_network;

@@ -1,20 +1,19 @@
 #include "bwrap/seccomp.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/filter.h>
-#include <dlfcn.h>
 #include <seccomp.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include <set>
-
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <set>
 
 #include "core/hash.hpp"
 #include "core/sys/fs.hpp"
@@ -59,7 +58,9 @@ Result<const Libseccomp*> libseccomp() {
     if (!h) {
       error = "libseccomp.so.2 is not in a system library directory (apt-get install libseccomp2)";
     } else {
-      auto get = [&](auto& fn, const char* name) { fn = reinterpret_cast<std::decay_t<decltype(fn)>>(::dlsym(h, name)); };
+      auto get = [&](auto& fn, const char* name) {
+        fn = reinterpret_cast<std::decay_t<decltype(fn)>>(::dlsym(h, name));
+      };
       get(lib.init, "seccomp_init");
       get(lib.release, "seccomp_release");
       get(lib.attr_set, "seccomp_attr_set");
@@ -145,7 +146,8 @@ std::string recipe_key(const Recipe& r) {
 
 // A cached program is taken only when it is the size a BPF program can be.
 bool plausible_program(const std::string& bytes) {
-  return !bytes.empty() && bytes.size() % sizeof(sock_filter) == 0 && bytes.size() / sizeof(sock_filter) <= BPF_MAXINSNS;
+  return !bytes.empty() && bytes.size() % sizeof(sock_filter) == 0 &&
+         bytes.size() / sizeof(sock_filter) <= BPF_MAXINSNS;
 }
 
 Status compile(const Recipe& recipe, int fd, const std::string& cache_dir) {
@@ -240,10 +242,10 @@ void add_observed(Recipe& recipe) {
     add("open", {SCMP_CMP64(1, SCMP_CMP_MASKED_EQ, flag, flag)});
     add("openat", {SCMP_CMP64(2, SCMP_CMP_MASKED_EQ, flag, flag)});
   }
-  for (const char* s : {"creat", "mkdir", "mkdirat", "rmdir", "unlink", "unlinkat", "rename",
-                        "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat", "chmod", "fchmodat",
-                        "chown", "lchown", "fchownat", "truncate", "mknod", "mknodat", "connect",
-                        "chdir", "fchdir", "umask"}) {
+  for (const char* s :
+       {"creat",    "mkdir",  "mkdirat", "rmdir",     "unlink", "unlinkat", "rename", "renameat", "renameat2",
+        "link",     "linkat", "symlink", "symlinkat", "chmod",  "fchmodat", "chown",  "lchown",   "fchownat",
+        "truncate", "mknod",  "mknodat", "connect",   "chdir",  "fchdir",   "umask"}) {
     add(s, {});
   }
   // utimensat with a NULL path is futimens(2) on a descriptor (tar does it for every file it

@@ -14,7 +14,9 @@ constexpr std::uint64_t kCloneNewUser = 0x10000000;
 constexpr std::uint64_t kTiocsti = 0x5412, kTioclinux = 0x541C;
 constexpr std::uint64_t kSetUid = 04000, kSetGid = 02000, kOtherWrite = 02;
 
-SeccompRule always(const char* name, int err, const char* why) { return {name, err, {}, why}; }
+SeccompRule always(const char* name, int err, const char* why) {
+  return {name, err, {}, why};
+}
 
 }  // namespace
 
@@ -30,10 +32,14 @@ std::vector<SeccompRule> seccomp_rules(const SeccompOptions& o) {
     // Every type but stream (1) and seqpacket (5): SOCK_RAW is a datagram socket to AF_UNIX.
     for (std::uint64_t type = 0; type <= kSockTypeMask; ++type) {
       if (type == kSockStream || type == kSockSeqpacket) continue;
-      r.push_back({"socket", kEPERM, {{0, Op::kEq, 0, kAfUnix}, {1, Op::kMaskedEq, kSockTypeMask, type}},
+      r.push_back({"socket",
+                   kEPERM,
+                   {{0, Op::kEq, 0, kAfUnix}, {1, Op::kMaskedEq, kSockTypeMask, type}},
                    "a datagram socket can sendto() a host socket by path"});
     }
-    r.push_back({"socketpair", kEPERM, {{0, Op::kEq, 0, kAfUnix}, {1, Op::kMaskedEq, kSockTypeMask, kSockDgram}},
+    r.push_back({"socketpair",
+                 kEPERM,
+                 {{0, Op::kEq, 0, kAfUnix}, {1, Op::kMaskedEq, kSockTypeMask, kSockDgram}},
                  "a datagram end can sendto() a host socket by path"});
   }
   for (std::uint64_t fam = 0; fam < kAfMax; ++fam) {
@@ -56,7 +62,8 @@ std::vector<SeccompRule> seccomp_rules(const SeccompOptions& o) {
   // openat2's flags sit in memory too: the supervisor would check one open and the kernel,
   // reading them again, perform another (O_CREAT of a protected name). Callers fall back to
   // openat. fchmodat2 (flags) likewise falls back to fchmodat, which the supervisor sees.
-  r.push_back(always("openat2", kENOSYS, "its flags sit in memory the kernel reads again; callers fall back to openat"));
+  r.push_back(
+      always("openat2", kENOSYS, "its flags sit in memory the kernel reads again; callers fall back to openat"));
   r.push_back(always("fchmodat2", kENOSYS, "callers fall back to fchmodat"));
   // A set-user-ID or set-group-ID file left in the workspace runs as its owner (root, for a root
   // caller) for anyone on the host who executes it later.
@@ -92,13 +99,45 @@ std::vector<SeccompRule> seccomp_rules(const SeccompOptions& o) {
     r.push_back(always(s, kEPERM, "kernel attack surface (eBPF, perf, userfaultfd races)"));
   }
   // The privileged calls Docker's default profile refuses.
-  for (const char* s : {"acct", "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
-                        "reboot", "swapon", "swapoff", "settimeofday", "clock_settime", "clock_adjtime",
-                        "adjtimex", "quotactl", "lookup_dcookie", "vhangup", "syslog", "iopl", "ioperm",
-                        "open_by_handle_at", "name_to_handle_at", "uselib", "ustat", "sysfs", "_sysctl",
-                        "nfsservctl", "get_kernel_syms", "query_module", "create_module", "pciconfig_read",
-                        "pciconfig_write", "pciconfig_iobase", "afs_syscall", "tuxcall", "security", "vm86",
-                        "vm86old", "kcmp", "fanotify_init"}) {
+  for (const char* s : {"acct",
+                        "kexec_load",
+                        "kexec_file_load",
+                        "init_module",
+                        "finit_module",
+                        "delete_module",
+                        "reboot",
+                        "swapon",
+                        "swapoff",
+                        "settimeofday",
+                        "clock_settime",
+                        "clock_adjtime",
+                        "adjtimex",
+                        "quotactl",
+                        "lookup_dcookie",
+                        "vhangup",
+                        "syslog",
+                        "iopl",
+                        "ioperm",
+                        "open_by_handle_at",
+                        "name_to_handle_at",
+                        "uselib",
+                        "ustat",
+                        "sysfs",
+                        "_sysctl",
+                        "nfsservctl",
+                        "get_kernel_syms",
+                        "query_module",
+                        "create_module",
+                        "pciconfig_read",
+                        "pciconfig_write",
+                        "pciconfig_iobase",
+                        "afs_syscall",
+                        "tuxcall",
+                        "security",
+                        "vm86",
+                        "vm86old",
+                        "kcmp",
+                        "fanotify_init"}) {
     r.push_back(always(s, kEPERM, "privileged; refused by Docker's default profile too"));
   }
   return r;
@@ -111,8 +150,12 @@ std::string describe_rules(const std::vector<SeccompRule>& rules) {
     for (const auto& a : r.args) {
       std::string lhs = a.low32 ? fmt::format("(u32)arg{}", a.arg) : fmt::format("arg{}", a.arg);
       switch (a.op) {
-        case ArgCheck::Op::kEq: cond += fmt::format(" {}=={:#x}", lhs, a.value); break;
-        case ArgCheck::Op::kMaskedEq: cond += fmt::format(" ({}&{:#x})=={:#x}", lhs, a.mask, a.value); break;
+        case ArgCheck::Op::kEq:
+          cond += fmt::format(" {}=={:#x}", lhs, a.value);
+          break;
+        case ArgCheck::Op::kMaskedEq:
+          cond += fmt::format(" ({}&{:#x})=={:#x}", lhs, a.mask, a.value);
+          break;
       }
     }
     out += fmt::format("{}{} -> errno {}  # {}\n", r.syscall, cond, r.errno_value, r.why);

@@ -9,7 +9,7 @@ namespace wb::lnx {
 
 struct ArgCheck {
   enum class Op { kEq, kMaskedEq };
-  unsigned arg;            // 0-5
+  unsigned arg;  // 0-5
   Op op;
   std::uint64_t mask = 0;  // for kMaskedEq
   std::uint64_t value = 0;
@@ -20,7 +20,7 @@ struct ArgCheck {
 
 struct SeccompRule {
   std::string syscall;
-  int errno_value;  // returned instead of running the call
+  int errno_value;             // returned instead of running the call
   std::vector<ArgCheck> args;  // all must hold (AND); empty: always
   std::string why;
 };

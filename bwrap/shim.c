@@ -50,10 +50,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -255,7 +255,8 @@ static int new_fs(const char* type, const char* const* opts, unsigned attrs, con
                         : (int)syscall(SYS_fsconfig, fs, FSCONFIG_SET_FLAG, opts[i], NULL, 0);
     if (r != 0) return fail_at(opts[i], dst), close(fs), -1;
   }
-  if (syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) != 0) return fail_at("fsconfig", dst), close(fs), -1;
+  if (syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) != 0)
+    return fail_at("fsconfig", dst), close(fs), -1;
   int m = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, attrs);
   close(fs);
   if (m < 0) return fail_at("fsmount", dst), -1;
@@ -314,7 +315,7 @@ static int build_dev(const int* nodes, int console) {
     if (fd < 0) return fail_at("creating the console's mount point", "/dev");
     close(fd);
   }
-  static const char* const links[][2] = {{"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"},
+  static const char* const links[][2] = {{"stdin", "/proc/self/fd/0"},  {"stdout", "/proc/self/fd/1"},
                                          {"stderr", "/proc/self/fd/2"}, {"fd", "/proc/self/fd"},
                                          {"core", "/proc/kcore"},       {"ptmx", "pts/ptmx"}};
   for (size_t i = 0; i < sizeof links / sizeof links[0]; ++i) {
@@ -358,8 +359,8 @@ static int clone_node(const char* path) {
 /* Fallback (no mount API): bwrap built /dev and bound the host's nodes writable; make each
  * read-only with a bind remount, keeping the flags it has (locked ones must be repeated). */
 static int devices_read_only(void) {
-  static const char* const nodes[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
-                                      "/dev/urandom", "/dev/tty", "/dev/console", NULL};
+  static const char* const nodes[] = {"/dev/null",    "/dev/zero", "/dev/full",    "/dev/random",
+                                      "/dev/urandom", "/dev/tty",  "/dev/console", NULL};
   for (int i = 0; nodes[i]; ++i) {
     struct statvfs sv;
     if (statvfs(nodes[i], &sv) != 0) {
@@ -409,8 +410,9 @@ static int mount_proc(void) {
   static const char* const opts[] = {"source", "proc", NULL};
   int m = new_fs("proc", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, "/proc");
   if (m < 0 || move_to(m, "/proc") != 0) {
-    fprintf(stderr, "wavebox: hint: inside a container that refuses a new /proc, "
-                    "sandbox.enableWeakerNestedSandbox keeps the host's (read-only; weaker)\n");
+    fprintf(stderr,
+            "wavebox: hint: inside a container that refuses a new /proc, "
+            "sandbox.enableWeakerNestedSandbox keeps the host's (read-only; weaker)\n");
     return 125;
   }
   static const char* const covered[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", NULL};
@@ -420,7 +422,8 @@ static int mount_proc(void) {
       if (errno == ENOENT) continue; /* not built into this kernel */
       return fail_at("lstat", covered[i]);
     }
-    int t = clone_tree(covered[i], covered[i], MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+    int t = clone_tree(covered[i], covered[i],
+                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
     if (t < 0 || move_to(t, covered[i]) != 0 || must_be_read_only(covered[i]) != 0) return 125;
   }
   return 0;
@@ -470,8 +473,7 @@ static int place_mounts(int fd, int* placed) {
   }
   int devices_ro = n == 1 && strcmp(r[0].kind, "devices-ro") == 0;
   if (!devices_ro && (n < 3 || strcmp(r[0].kind, "root") != 0 || strcmp(r[1].kind, "dev") != 0 ||
-                      strcmp(r[2].kind, "proc") != 0 ||
-                      (strcmp(r[2].a, "new") != 0 && strcmp(r[2].a, "host") != 0))) {
+                      strcmp(r[2].kind, "proc") != 0 || (strcmp(r[2].a, "new") != 0 && strcmp(r[2].a, "host") != 0))) {
     return errno = EINVAL, die("the mount list");
   }
   if (devices_ro) {
@@ -505,7 +507,8 @@ static int place_mounts(int fd, int* placed) {
   }
 
   int root_ro = strcmp(r[0].a, "ro") == 0;
-  if (set_attr(AT_FDCWD, "/", AT_RECURSIVE, (root_ro ? MOUNT_ATTR_RDONLY : 0) | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0) != 0) {
+  if (set_attr(AT_FDCWD, "/", AT_RECURSIVE, (root_ro ? MOUNT_ATTR_RDONLY : 0) | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+               0) != 0) {
     return fail_at("mount_setattr", "/");
   }
   /* The host's /proc (enableWeakerNestedSandbox, where a new one is refused) stays where the
@@ -535,7 +538,8 @@ static int place_mounts(int fd, int* placed) {
     }
     int open_mask = strcmp(r[i].a, "0000") != 0; /* it holds mounts: read-only once they are placed */
     const char* opts[] = {"mode", r[i].a, NULL};
-    int m = new_fs("tmpfs", opts, (open_mask ? 0 : MOUNT_ATTR_RDONLY) | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, r[i].path);
+    int m =
+        new_fs("tmpfs", opts, (open_mask ? 0 : MOUNT_ATTR_RDONLY) | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, r[i].path);
     if (m < 0) return 125;
     if (ensure_point(r[i].path, 1, in_mask) != 0) return fail_at("creating the mount point", r[i].path);
     if (move_to(m, r[i].path) != 0) return 125;
@@ -783,7 +787,8 @@ static int observed_init(char** args) {
   /* One program refuses and reports (bwrap was not given it: its mount calls would have been
    * refused): loaded with a notification listener. */
   int listener_fd = -1;
-  if (load_filter(filter_fd, SECCOMP_FILTER_FLAG_NEW_LISTENER, &listener_fd) != 0) return die("loading the seccomp filter");
+  if (load_filter(filter_fd, SECCOMP_FILTER_FLAG_NEW_LISTENER, &listener_fd) != 0)
+    return die("loading the seccomp filter");
   char byte = 'L';
   if (send_fds(sock_fd, &listener_fd, 1, &byte, 1) != 0) {
     if (errno == EPIPE || errno == ECONNRESET) return 125; /* wavebox is gone: nothing to say */

@@ -1,5 +1,4 @@
 #include "bwrap/supervise.hpp"
-#include "bwrap/supervise_util.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -8,22 +7,23 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
-#include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstddef>
 #include <climits>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
 
+#include "bwrap/supervise_util.hpp"
 #include "core/paths.hpp"
 #include "core/protect.hpp"
 
@@ -72,7 +72,9 @@ std::string read_link_at(int dirfd, const char* p) {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
 }
 
-std::string fd_path(int fd) { return read_link_at(AT_FDCWD, fmt::format("/proc/self/fd/{}", fd).c_str()); }
+std::string fd_path(int fd) {
+  return read_link_at(AT_FDCWD, fmt::format("/proc/self/fd/{}", fd).c_str());
+}
 
 // The /dev links every sandbox has (bwrap's and the shim's /dev) and /proc/self, which name the
 // calling process: rewritten to the caller's own entries in the host's /proc. Returns the
@@ -116,7 +118,6 @@ long openat2_in(int root, const std::string& p, int flags, unsigned long long re
   return fd;
 }
 
-
 // Hard links to a repository's code-bearing files (config, hooks, commondir) are refused.
 std::string link_source_refusal(const std::string& src) {
   const std::string name = paths::basename(src);
@@ -146,7 +147,6 @@ int mount_point(int dir, const std::string& name) {
   if (!(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)) return EBUSY;  // cannot tell: refuse
   return (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) ? EBUSY : 0;
 }
-
 
 }  // namespace detail
 using namespace detail;
@@ -309,19 +309,34 @@ bool Supervisor::is_new_dir(int fd) const {
 void Supervisor::remember_new_dir(int parent, const std::string& name) {
   struct stat st;
   // Bounded: past it, new directories are treated as old ones (their names refused).
-  if (new_dirs_.size() < 1000000 && ::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+  if (new_dirs_.size() < 1000000 && ::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      S_ISDIR(st.st_mode)) {
     new_dirs_.insert(dir_key(st));
   }
 }
 
-int Supervisor::exists_already(const Parent& p) { return exists_already_at(p.fd.get(), p.name); }
+int Supervisor::exists_already(const Parent& p) {
+  return exists_already_at(p.fd.get(), p.name);
+}
 
 Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, int listener, unsigned long long id) {
   Performed r;
   switch (nr) {
-    case SYS_open: case SYS_openat: case SYS_creat: case SYS_openat2: case SYS_mkdir: case SYS_mkdirat:
-    case SYS_mknod: case SYS_mknodat: case SYS_symlink: case SYS_symlinkat: case SYS_link: case SYS_linkat:
-    case SYS_rename: case SYS_renameat: case SYS_renameat2:
+    case SYS_open:
+    case SYS_openat:
+    case SYS_creat:
+    case SYS_openat2:
+    case SYS_mkdir:
+    case SYS_mkdirat:
+    case SYS_mknod:
+    case SYS_mknodat:
+    case SYS_symlink:
+    case SYS_symlinkat:
+    case SYS_link:
+    case SYS_linkat:
+    case SYS_rename:
+    case SYS_renameat:
+    case SYS_renameat2:
       break;
     case SYS_connect: {
       if (unix_sockets_open_) return r;
@@ -346,7 +361,8 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
       }
       return r;
     }
-    default: return r;
+    default:
+      return r;
   }
   listener_ = listener;
   id_ = id;
@@ -392,7 +408,8 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
     case SYS_openat:
     case SYS_creat:
     case SYS_openat2: {
-      long long dirfd = nr == SYS_openat || nr == SYS_openat2 ? static_cast<long long>(static_cast<int>(a[0])) : AT_FDCWD;
+      long long dirfd =
+          nr == SYS_openat || nr == SYS_openat2 ? static_cast<long long>(static_cast<int>(a[0])) : AT_FDCWD;
       unsigned long long addr = nr == SYS_openat || nr == SYS_openat2 ? a[1] : a[0];
       int flags;
       mode_t mode;
@@ -493,8 +510,8 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
           return done(::linkat(op.fd.get(), op.name.c_str(), np.fd.get(), np.name.c_str(), 0));
         }
       }
-      return done(::linkat(AT_FDCWD, fmt::format("/proc/self/fd/{}", src.get()).c_str(), np.fd.get(),
-                           np.name.c_str(), AT_SYMLINK_FOLLOW));
+      return done(::linkat(AT_FDCWD, fmt::format("/proc/self/fd/{}", src.get()).c_str(), np.fd.get(), np.name.c_str(),
+                           AT_SYMLINK_FOLLOW));
     }
     case SYS_rename:
     case SYS_renameat:
@@ -539,7 +556,8 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
       }
       return done(::syscall(SYS_renameat2, op.fd.get(), op.name.c_str(), np.fd.get(), np.name.c_str(), flags));
     }
-    default: return r;
+    default:
+      return r;
   }
 }
 

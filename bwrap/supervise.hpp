@@ -5,13 +5,14 @@
 // memory; every step after that works on descriptors of the sandbox's own tree
 // (/proc/PID/root, openat2 with RESOLVE_IN_ROOT), so a path rewritten by another thread after
 // the check is never looked at, and symbolic links resolve as they would inside.
+#include <sys/types.h>
+#include <time.h>
+
 #include <functional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
-#include <sys/types.h>
-#include <time.h>
 
 #include "core/sys/fd.hpp"
 
@@ -21,15 +22,15 @@ namespace wb::lnx {
 bool read_caller_memory(pid_t pid, unsigned long long addr, void* buf, size_t len, size_t* got);
 
 struct Performed {
-  bool handled = false;     // false: not a creating call; the kernel carries it out
-  long long value = 0;      // the call's result when error == 0
-  int error = 0;            // errno to return
-  int fd = -1;              // a descriptor of ours to install in the caller (open)
-  bool cloexec = false;     // for fd
-  std::string path;         // the absolute path created (or refused), for reports
-  std::string refused;      // why a protected name was refused
-  bool deferred = false;    // answered later from another thread (a FIFO waiting for its reader)
-  bool network = false;     // the refusal is a connection (a host Unix socket), not a write
+  bool handled = false;   // false: not a creating call; the kernel carries it out
+  long long value = 0;    // the call's result when error == 0
+  int error = 0;          // errno to return
+  int fd = -1;            // a descriptor of ours to install in the caller (open)
+  bool cloexec = false;   // for fd
+  std::string path;       // the absolute path created (or refused), for reports
+  std::string refused;    // why a protected name was refused
+  bool deferred = false;  // answered later from another thread (a FIFO waiting for its reader)
+  bool network = false;   // the refusal is a connection (a host Unix socket), not a write
 };
 
 class Supervisor {
@@ -79,7 +80,7 @@ class Supervisor {
   Performed unix_address(pid_t pid, const unsigned long long* a);
   std::string refusal(const std::string& path, int parent, bool tree);
   Performed open_for_write(pid_t pid, long long dirfd, const std::string& path, int flags, mode_t mode, int listener,
-                       unsigned long long id);
+                           unsigned long long id);
   std::function<bool(const std::string&)> writable_;
   Refuses refuses_;
   std::function<std::string(const std::string&)> moving_;

@@ -1,8 +1,5 @@
 // Opens with write intent and AF_UNIX connects, performed by the supervisor (see
 // bwrap/supervise.hpp for why).
-#include "bwrap/supervise.hpp"
-#include "bwrap/supervise_util.hpp"
-
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/capability.h>
@@ -10,22 +7,24 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
-#include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstddef>
 #include <climits>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
 
+#include "bwrap/supervise.hpp"
+#include "bwrap/supervise_util.hpp"
 #include "core/paths.hpp"
 #include "core/protect.hpp"
 
@@ -33,7 +32,7 @@ namespace wb::lnx {
 using namespace detail;
 
 Performed Supervisor::open_for_write(pid_t pid, long long dirfd, const std::string& path0, int flags, mode_t mode,
-                                 int listener, unsigned long long id) {
+                                     int listener, unsigned long long id) {
   Performed r;
   r.handled = true;
   r.cloexec = (flags & O_CLOEXEC) != 0;
@@ -90,8 +89,8 @@ Performed Supervisor::open_for_write(pid_t pid, long long dirfd, const std::stri
       // there can be created, and no link in it is followed.
       // Opened in the sandbox's own /proc (its mount flags apply: read-only with the host's).
       std::string norm = paths::normalize(abs);
-      std::string rest = norm.rfind("/proc/thread-self/", 0) == 0 ? norm.substr(17)
-                                                                  : norm.substr(std::string("/proc/self").size());
+      std::string rest =
+          norm.rfind("/proc/thread-self/", 0) == 0 ? norm.substr(17) : norm.substr(std::string("/proc/self").size());
       if (norm.rfind("/proc/", 0) != 0) {
         r.error = ENOENT;  // /dev/std*, /dev/fd/N other than a descriptor: nothing to open
         return r;
@@ -101,7 +100,8 @@ Performed Supervisor::open_for_write(pid_t pid, long long dirfd, const std::stri
         r.error = ENOENT;
         return r;
       }
-      long fd = openat2_in(root(pid), fmt::format("/proc/{}{}", inside, rest), (flags & ~(O_CREAT | O_EXCL)) | O_CLOEXEC | O_NOCTTY,
+      long fd = openat2_in(root(pid), fmt::format("/proc/{}{}", inside, rest),
+                           (flags & ~(O_CREAT | O_EXCL)) | O_CLOEXEC | O_NOCTTY,
                            RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
       if (fd < 0) {
         r.error = errno;
@@ -308,7 +308,8 @@ Performed Supervisor::unix_address(pid_t pid, const unsigned long long* a) {
                              (st.st_ctim.tv_sec == started_.tv_sec && st.st_ctim.tv_nsec > started_.tv_nsec);
     if (!writable_(r.path) || !made_in_run) {
       r.error = EACCES;
-      r.refused = writable_(r.path) ? "a host socket, not one the sandbox made" : "a host socket, outside the sandbox's writable places";
+      r.refused = writable_(r.path) ? "a host socket, not one the sandbox made"
+                                    : "a host socket, outside the sandbox's writable places";
       r.network = true;
       return r;
     }

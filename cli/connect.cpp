@@ -62,8 +62,7 @@ int cmd_connect(const std::string& host, int port) {
   req += host;
   req += {static_cast<char>(port >> 8), static_cast<char>(port & 0xff)};
   unsigned char reply[10];
-  if (!write_all(s, req.data(), req.size()) || !read_exact(s, reply, 2) || reply[1] != 0 ||
-      !read_exact(s, reply, 10)) {
+  if (!write_all(s, req.data(), req.size()) || !read_exact(s, reply, 2) || reply[1] != 0 || !read_exact(s, reply, 10)) {
     std::fprintf(stderr, "wavebox connect: no SOCKS5 answer from the proxy\n");
     return 1;
   }

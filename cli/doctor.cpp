@@ -3,11 +3,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bwrap/sandbox.hpp"
+#include "bwrap/seccomp_rules.hpp"
 #include "cli/options.hpp"
 #include "cli/setup.hpp"
 #include "core/log.hpp"
-#include "bwrap/sandbox.hpp"
-#include "bwrap/seccomp_rules.hpp"
 #include "core/protect.hpp"
 #include "core/sys/platform.hpp"
 
@@ -28,9 +28,12 @@ int cmd_doctor(const Options& o) {
   nlohmann::json j;
   j["platform"] = sys::platform_name(plat.platform);
   j["kernel"] = plat.kernel;
-  j["bwrap"] = {{"path", bwrap.path}, {"version", bwrap.version_text},
-                {"found", !bwrap.path.empty()},
-                {"hint", bwrap.path.empty() ? "apt-get install bubblewrap (Debian/Ubuntu), dnf install bubblewrap (Fedora)" : ""}};
+  j["bwrap"] = {
+      {"path", bwrap.path},
+      {"version", bwrap.version_text},
+      {"found", !bwrap.path.empty()},
+      {"hint",
+       bwrap.path.empty() ? "apt-get install bubblewrap (Debian/Ubuntu), dnf install bubblewrap (Fedora)" : ""}};
   j["userNamespaces"] = {{"ok", userns.empty()}, {"reason", userns}};
   j["seccomp"] = {{"ok", seccomp.empty()}, {"reason", seccomp}};
   j["stateDir"] = state.ok() ? state->root : state.error().message;
@@ -50,14 +53,16 @@ int cmd_doctor(const Options& o) {
     for (const auto& x : pol.writable) w.push_back(x.path);
     for (const auto& x : pol.deny_write) dw.push_back(x.path);
     for (const auto& x : pol.deny_read) dr.push_back(x.path);
-    j["policy"]["filesystem"] = {{"enabled", pol.enabled}, {"writable", w}, {"denyWrite", dw}, {"denyRead", dr},
-                                 {"allowRead", pol.allow_read}};
+    j["policy"]["filesystem"] = {
+        {"enabled", pol.enabled}, {"writable", w}, {"denyWrite", dw}, {"denyRead", dr}, {"allowRead", pol.allow_read}};
     j["policy"]["network"] = {{"allowedDomains", s.sandbox.network.allowed_domains},
                               {"deniedDomains", s.sandbox.network.denied_domains}};
   }
   nlohmann::json table = nlohmann::json::array();
   for (const auto& e : protected_table()) {
-    table.push_back({{"path", e.rel}, {"where", scope_name(e.scope)}, {"runsIt", e.runs_it},
+    table.push_back({{"path", e.rel},
+                     {"where", scope_name(e.scope)},
+                     {"runsIt", e.runs_it},
                      {"type", e.type == LeafType::kDir ? "directory" : "file"}});
   }
   j["protected"] = table;
@@ -69,8 +74,9 @@ int cmd_doctor(const Options& o) {
   std::printf("wavebox doctor\n");
   std::printf("  platform        %s (%s)\n", j["platform"].get<std::string>().c_str(), plat.kernel.c_str());
   std::printf("  [%s] bubblewrap  %s\n", mark(!bwrap.path.empty()),
-              bwrap.path.empty() ? "not found: apt-get install bubblewrap (Debian/Ubuntu), dnf install bubblewrap (Fedora)"
-                                 : fmt::format("{} ({})", bwrap.path, bwrap.version_text).c_str());
+              bwrap.path.empty()
+                  ? "not found: apt-get install bubblewrap (Debian/Ubuntu), dnf install bubblewrap (Fedora)"
+                  : fmt::format("{} ({})", bwrap.path, bwrap.version_text).c_str());
   std::printf("  [%s] user namespaces %s\n", mark(userns.empty()), userns.empty() ? "usable" : userns.c_str());
   std::printf("  [%s] seccomp     %s\n", mark(seccomp.empty()), seccomp.empty() ? "supported" : seccomp.c_str());
   std::printf("  [%s] state dir   %s\n", mark(state.ok()), j["stateDir"].get<std::string>().c_str());
@@ -99,7 +105,9 @@ int cmd_doctor(const Options& o) {
     // submodule git directories.
     std::printf("  protected (%zu; never created or changed by a sandboxed command):\n", protected_table().size());
     for (const auto& e : protected_table()) {
-      std::string where = e.scope == ProtectScope::kAnyDepth ? "any depth" : e.scope == ProtectScope::kHome ? "~/" : "<ws>/";
+      std::string where = e.scope == ProtectScope::kAnyDepth ? "any depth"
+                          : e.scope == ProtectScope::kHome   ? "~/"
+                                                             : "<ws>/";
       std::printf("    %-26s %-10s %s\n", e.rel, where.c_str(), e.runs_it);
     }
     auto rules = lnx::seccomp_rules({s.sandbox.network.allow_all_unix_sockets});

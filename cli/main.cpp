@@ -19,13 +19,15 @@ void add_common(CLI::App* sub, wb::cli::Options& o) {
   sub->add_option("--cwd", o.cwd, "the workspace (default: the current directory)");
   sub->add_flag("--dangerously-disable-sandbox", o.disable_sandbox,
                 "run unsandboxed if sandbox.allowUnsandboxedCommands allows it");
-  sub->add_option("--pass-env", o.pass_env,
-                  "pass this credential variable (or PREFIX*) into the sandbox (repeatable; see sandbox.passEnvironment)");
+  sub->add_option(
+      "--pass-env", o.pass_env,
+      "pass this credential variable (or PREFIX*) into the sandbox (repeatable; see sandbox.passEnvironment)");
   sub->add_option("--allow-domain", o.allow_domains,
                   "reach this host (allowedDomains grammar) in this run only, besides the settings (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub->add_option("--network", o.network, "off: nothing reachable in this run, no proxy; allowlist: as the settings say")
+  sub->add_option("--network", o.network,
+                  "off: nothing reachable in this run, no proxy; allowlist: as the settings say")
       ->check(CLI::IsMember({"off", "allowlist"}));
   sub->add_option("--allow-write", o.allow_write, "an extra writable path (repeatable)")
       ->expected(1)

@@ -11,18 +11,17 @@ struct Options {
   std::string cwd;
   bool disable_sandbox = false;
   std::vector<std::string> allow_write;
-  std::vector<std::string> pass_env;  // credential variables passed through anyway
+  std::vector<std::string> pass_env;       // credential variables passed through anyway
   std::vector<std::string> allow_domains;  // --allow-domain: hosts for this run only
-  std::string network;  // --network: "" (as the settings say), "off", "allowlist"
+  std::string network;                     // --network: "" (as the settings say), "off", "allowlist"
   bool network_only = false;
   std::string report_json;
   bool approve = false;
   bool verbose = false;
-  bool json = false;  // doctor --json
+  bool json = false;                         // doctor --json
   std::optional<std::string> shell_command;  // -c
   std::vector<std::string> command;
 };
-
 
 std::string command_string(const Options& o);
 int cmd_run(const Options& o);

@@ -1,6 +1,5 @@
 // `wavebox run`, `wrap` and `decide`: options -> a RunRequest -> the engine -> what is printed.
 #include <fcntl.h>
-#include <nlohmann/json.hpp>
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
@@ -11,15 +10,16 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
-#include "engine/engine.hpp"
 #include "cli/options.hpp"
 #include "cli/setup.hpp"
+#include "core/decision.hpp"
 #include "core/log.hpp"
 #include "core/sys/fs.hpp"
 #include "core/sys/platform.hpp"
 #include "core/violations.hpp"
-#include "core/decision.hpp"
+#include "engine/engine.hpp"
 
 extern char** environ;
 
@@ -49,7 +49,9 @@ std::string command_string(const Options& o) {
   if (o.shell_command) return *o.shell_command;
   std::string out;
   for (const auto& a : o.command) {
-    bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%^") == std::string::npos;
+    bool plain = !a.empty() &&
+                 a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%^") ==
+                     std::string::npos;
     std::string q = plain ? a : "'" + a + "'";
     if (!plain) {
       q = "'";
@@ -98,7 +100,8 @@ int wait_forwarding(engine::Run& run, ForwardedSignals& sigs) {
     if (::poll(p, 2, -1) < 0 && errno != EINTR) return -1;
     if (p[0].revents) return 0;
     struct signalfd_siginfo si;
-    while (p[1].revents && ::read(sigs.fd.get(), &si, sizeof si) == sizeof si) run.signal(static_cast<int>(si.ssi_signo));
+    while (p[1].revents && ::read(sigs.fd.get(), &si, sizeof si) == sizeof si)
+      run.signal(static_cast<int>(si.ssi_signo));
   }
 }
 
@@ -131,7 +134,7 @@ int cmd_run(const Options& o) {
   std::string block = render_block(outcome->violations, outcome->more);
   if (!block.empty()) std::fwrite(block.data(), 1, block.size(), stderr);
   if (!o.report_json.empty()) {
-    Report r{outcome->exit_code, true,          d.decision,          d.reason,
+    Report r{outcome->exit_code,  true,          d.decision,          d.reason,
              outcome->violations, outcome->more, outcome->elapsed_ms, extra_domains};
     if (auto st = write_report(o.report_json, r); !st) log::warn(st.error().message);
   }
@@ -151,7 +154,6 @@ int cmd_wrap(const Options& o) {
   return 0;
 }
 
-
 int cmd_decide(const Options& o) {
   if (o.command.empty() && !o.shell_command) {
     log::error("no command given: wavebox decide [OPTIONS] -- 'COMMAND STRING'");
@@ -166,8 +168,7 @@ int cmd_decide(const Options& o) {
   auto bwrap = sys::probe_bwrap(s.sandbox.bwrap_path.value_or(""), state.ok() ? state->root + "/bwrap-version" : "");
   engine::Availability avail = engine::check_availability(s, plat, bwrap, state.ok() ? state->root : "");
   // A single argument is the command string itself; several are joined like a shell would see them.
-  std::string cmd = o.shell_command ? *o.shell_command
-                                    : (o.command.size() == 1 ? o.command[0] : command_string(o));
+  std::string cmd = o.shell_command ? *o.shell_command : (o.command.size() == 1 ? o.command[0] : command_string(o));
   Decision d = decide(s, {cmd, o.disable_sandbox, avail.enabled_here && avail.unavailable.empty()});
   for (const auto& w : d.warnings) log::warn(w);
   nlohmann::json j;

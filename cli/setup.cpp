@@ -1,17 +1,16 @@
 #include "cli/setup.hpp"
 
 #include <fmt/format.h>
-
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <nlohmann/json.hpp>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
-#include "core/log.hpp"
 #include "core/domain.hpp"
+#include "core/log.hpp"
 #include "core/paths.hpp"
 
 extern char** environ;
@@ -26,7 +25,8 @@ Status write_report(const std::string& target, const Report& r) {
   j["reason"] = r.reason;
   j["violations"] = nlohmann::json::array();
   for (const auto& x : r.violations) {
-    j["violations"].push_back({{"operation", x.operation}, {"target", x.target}, {"reason", x.reason}, {"line", x.line()}});
+    j["violations"].push_back(
+        {{"operation", x.operation}, {"target", x.target}, {"reason", x.reason}, {"line", x.line()}});
   }
   j["violationsNotListed"] = r.more;
   j["extraDomains"] = r.extra_domains;
@@ -64,7 +64,6 @@ Result<Environment> load_environment(const Options& o) {
   std::string cwd = o.cwd.empty() ? caller_cwd : paths::resolve(o.cwd, env.home, caller_cwd);
   if (!sys::is_dir(cwd)) return make_error(ErrorKind::kUsage, fmt::format("--cwd \"{}\" is not a directory", cwd));
   env.cwd = cwd;
-
 
   std::vector<std::string> files;
   if (!o.settings_files.empty()) {

@@ -4,21 +4,21 @@
 #include <vector>
 
 #include "cli/options.hpp"
-#include "engine/engine.hpp"
 #include "core/policy.hpp"
 #include "core/result.hpp"
 #include "core/settings.hpp"
 #include "core/sys/fs.hpp"
 #include "core/violations.hpp"
+#include "engine/engine.hpp"
 
 namespace wb::cli {
 
 struct Environment {
   Settings settings;
-  std::string cwd;   // the workspace, absolute
+  std::string cwd;  // the workspace, absolute
   std::string home;
-  std::vector<std::string> read_files;     // settings files read
-  std::vector<std::string> guarded_files;  // read or discoverable: write-protected
+  std::vector<std::string> read_files;      // settings files read
+  std::vector<std::string> guarded_files;   // read or discoverable: write-protected
   std::vector<std::string> extra_writable;  // --allow-write, absolute
 };
 

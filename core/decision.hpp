@@ -10,9 +10,9 @@
 namespace wb {
 
 struct DecisionInput {
-  std::string command;             // the command string as the shell would see it
-  bool disable_sandbox = false;    // --dangerously-disable-sandbox
-  bool sandbox_available = true;   // platform, dependencies and enabledPlatforms allow it here
+  std::string command;            // the command string as the shell would see it
+  bool disable_sandbox = false;   // --dangerously-disable-sandbox
+  bool sandbox_available = true;  // platform, dependencies and enabledPlatforms allow it here
 };
 
 struct Decision {

@@ -24,10 +24,14 @@ std::optional<std::uint64_t> parse_number(std::string_view s) {
   std::uint64_t v = 0;
   for (char c : s) {
     int d;
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
-    else return std::nullopt;
+    if (c >= '0' && c <= '9')
+      d = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      d = c - 'A' + 10;
+    else
+      return std::nullopt;
     if (d >= base) return std::nullopt;
     v = v * static_cast<std::uint64_t>(base) + static_cast<std::uint64_t>(d);
     if (v > 0xffffffffULL) return std::nullopt;
@@ -81,17 +85,24 @@ std::optional<std::uint32_t> parse_ipv4(std::string_view s) {
   }
   std::uint64_t v = 0;
   switch (parts.size()) {
-    case 1: v = parts[0]; break;
-    case 2: if (parts[0] > 255 || parts[1] > 0xffffff) return std::nullopt; v = parts[0] << 24 | parts[1]; break;
+    case 1:
+      v = parts[0];
+      break;
+    case 2:
+      if (parts[0] > 255 || parts[1] > 0xffffff) return std::nullopt;
+      v = parts[0] << 24 | parts[1];
+      break;
     case 3:
       if (parts[0] > 255 || parts[1] > 255 || parts[2] > 0xffff) return std::nullopt;
       v = parts[0] << 24 | parts[1] << 16 | parts[2];
       break;
     case 4:
-      for (auto p : parts) if (p > 255) return std::nullopt;
+      for (auto p : parts)
+        if (p > 255) return std::nullopt;
       v = parts[0] << 24 | parts[1] << 16 | parts[2] << 8 | parts[3];
       break;
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
   return static_cast<std::uint32_t>(v);
 }
@@ -125,7 +136,8 @@ std::optional<std::string> parse_ipv6(std::string_view s) {
     unsigned v = 0;
     for (char ch : grp) {
       if (!std::isxdigit(static_cast<unsigned char>(ch))) return std::nullopt;
-      v = v * 16 + static_cast<unsigned>(std::isdigit(static_cast<unsigned char>(ch)) ? ch - '0' : (std::tolower(ch) - 'a' + 10));
+      v = v * 16 + static_cast<unsigned>(std::isdigit(static_cast<unsigned char>(ch)) ? ch - '0'
+                                                                                      : (std::tolower(ch) - 'a' + 10));
     }
     cur->push_back(static_cast<std::uint16_t>(v));
     if (c == std::string::npos) break;
@@ -194,7 +206,8 @@ std::optional<std::string> canonical_host(std::string_view host) {
 bool is_ip_literal(std::string_view canonical) {
   return parse_ipv6(canonical).has_value() ||
          (std::count(canonical.begin(), canonical.end(), '.') == 3 && parse_ipv4(canonical).has_value() &&
-          std::all_of(canonical.begin(), canonical.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; }));
+          std::all_of(canonical.begin(), canonical.end(),
+                      [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.'; }));
 }
 
 std::optional<DomainPattern> parse_pattern(std::string_view text) {
@@ -233,9 +246,9 @@ bool matches(const DomainPattern& p, std::string_view host, int port) {
 bool is_local_or_special(const std::string& b) {
   if (b.size() == 4) {
     auto o = [&](int i) { return static_cast<unsigned char>(b[i]); };
-    if (o(0) == 127 || o(0) == 0) return true;                    // loopback, "this network"
-    if (o(0) == 169 && o(1) == 254) return true;                  // link-local, cloud metadata
-    if (o(0) >= 224) return true;                                 // multicast, reserved, broadcast
+    if (o(0) == 127 || o(0) == 0) return true;                                  // loopback, "this network"
+    if (o(0) == 169 && o(1) == 254) return true;                                // link-local, cloud metadata
+    if (o(0) >= 224) return true;                                               // multicast, reserved, broadcast
     if (o(0) == 100 && o(1) == 100 && o(2) == 100 && o(3) == 200) return true;  // Alibaba metadata
     return false;
   }
@@ -246,8 +259,8 @@ bool is_local_or_special(const std::string& b) {
   if (zero10 && o(10) == 0xff && o(11) == 0xff) return is_local_or_special(b.substr(12));  // v4-mapped
   bool all_zero_but_last = zero10 && o(10) == 0 && o(11) == 0 && o(12) == 0 && o(13) == 0 && o(14) == 0;
   if (all_zero_but_last && (o(15) == 0 || o(15) == 1)) return true;  // :: and ::1
-  if (o(0) == 0xfe && (o(1) & 0xc0) == 0x80) return true;          // fe80::/10 link-local
-  if (o(0) == 0xff) return true;                                   // multicast
+  if (o(0) == 0xfe && (o(1) & 0xc0) == 0x80) return true;            // fe80::/10 link-local
+  if (o(0) == 0xff) return true;                                     // multicast
   // fd00:ec2::254, the AWS metadata service over IPv6.
   static const unsigned char aws[16] = {0xfd, 0, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54};
   if (std::equal(b.begin(), b.end(), reinterpret_cast<const char*>(aws))) return true;

@@ -14,6 +14,8 @@ inline std::uint64_t fnv1a(const void* p, std::size_t n, std::uint64_t h = kFnv1
   for (std::size_t i = 0; i < n; ++i) h = (h ^ static_cast<const unsigned char*>(p)[i]) * 1099511628211ULL;
   return h;
 }
-inline std::uint64_t fnv1a(std::string_view s, std::uint64_t h = kFnv1aStart) { return fnv1a(s.data(), s.size(), h); }
+inline std::uint64_t fnv1a(std::string_view s, std::uint64_t h = kFnv1aStart) {
+  return fnv1a(s.data(), s.size(), h);
+}
 
 }  // namespace wb

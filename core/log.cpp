@@ -20,11 +20,15 @@ void Logger::emit(std::string_view prefix, std::string_view message) const {
   std::fflush(stderr);
 }
 
-void Logger::warn(std::string_view message) const { emit("warning: ", message); }
+void Logger::warn(std::string_view message) const {
+  emit("warning: ", message);
+}
 void Logger::info(std::string_view message) const {
   if (verbose_) emit("", message);
 }
-void Logger::error(std::string_view message) const { emit("error: ", message); }
+void Logger::error(std::string_view message) const {
+  emit("error: ", message);
+}
 void Logger::timing(std::string_view label) const {
   if (!verbose_) return;
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
@@ -40,12 +44,24 @@ Logger& process() {
 // Made with the program (its timings count from the start), not at its first use.
 [[maybe_unused]] static Logger& g_made_at_start = process();
 
-void set_verbose(bool on) { process().set_verbose(on); }
-bool verbose() { return process().verbose(); }
-void warn(std::string_view message) { process().warn(message); }
-void info(std::string_view message) { process().info(message); }
-void error(std::string_view message) { process().error(message); }
-void timing(std::string_view label) { process().timing(label); }
+void set_verbose(bool on) {
+  process().set_verbose(on);
+}
+bool verbose() {
+  return process().verbose();
+}
+void warn(std::string_view message) {
+  process().warn(message);
+}
+void info(std::string_view message) {
+  process().info(message);
+}
+void error(std::string_view message) {
+  process().error(message);
+}
+void timing(std::string_view label) {
+  process().timing(label);
+}
 
 std::string quote(std::string_view s) {
   std::string out;

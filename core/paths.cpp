@@ -76,6 +76,8 @@ std::vector<std::string> ancestors(std::string_view path) {
   return out;
 }
 
-bool has_glob(std::string_view path) { return path.find_first_of("*?[") != std::string_view::npos; }
+bool has_glob(std::string_view path) {
+  return path.find_first_of("*?[") != std::string_view::npos;
+}
 
 }  // namespace wb::paths

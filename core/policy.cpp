@@ -37,10 +37,11 @@ const std::vector<std::string>& shell_startup_files() {
   return k;
 }
 
-bool is_scanned_name(const std::string& name) { return name == ".git" || is_protected_name(name); }
+bool is_scanned_name(const std::string& name) {
+  return name == ".git" || is_protected_name(name);
+}
 
-std::vector<GuardedPath> guarded_for_entry(const std::string& dir, const std::string& name,
-                                           bool stub_missing) {
+std::vector<GuardedPath> guarded_for_entry(const std::string& dir, const std::string& name, bool stub_missing) {
   std::vector<GuardedPath> out;
   for (const auto& e : protected_table()) {
     // Guarded whole: a read-only folder needs nothing for the files it does not have yet.
@@ -72,8 +73,8 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
   // ~/.npm/_npx; PNPM_HOME is on PATH). Nothing in home is writable by default.
   auto add_writable = [&](const std::string& w, const char* source) {
     if (paths::has_glob(w)) {
-      p.warnings.push_back(fmt::format(
-          "{} entry \"{}\" is a glob; Linux binds concrete paths, so it is ignored", source, w));
+      p.warnings.push_back(
+          fmt::format("{} entry \"{}\" is a glob; Linux binds concrete paths, so it is ignored", source, w));
       return;
     }
     p.writable.push_back({w, false});
@@ -83,8 +84,8 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
 
   for (const auto& d : s.filesystem.deny_write) {
     if (paths::has_glob(d)) {
-      p.warnings.push_back(fmt::format(
-          "denyWrite entry \"{}\" is a glob; Linux binds concrete paths, so it is ignored", d));
+      p.warnings.push_back(
+          fmt::format("denyWrite entry \"{}\" is a glob; Linux binds concrete paths, so it is ignored", d));
       continue;
     }
     add_guard(p.deny_write, {d, guess_type(d), true});
@@ -135,9 +136,8 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
   if (s.mode != Mode::kPermissive) {
     for (const auto& rel : sensitive_home_paths()) {
       std::string path = paths::join(ctx.home, rel);
-      LeafType t = (rel == ".netrc" || rel == ".git-credentials" || rel == ".docker/config.json")
-                       ? LeafType::kFile
-                       : LeafType::kDir;
+      LeafType t = (rel == ".netrc" || rel == ".git-credentials" || rel == ".docker/config.json") ? LeafType::kFile
+                                                                                                  : LeafType::kDir;
       // Built-in entries are masked when they exist; a missing one gets no stub (eight empty
       // folders in every user's home during every run would be worse than the risk), and is
       // checked for after the run instead. A denyRead entry in settings gets the stub.

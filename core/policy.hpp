@@ -30,12 +30,12 @@ struct WritableRoot {
 
 struct PolicyContext {
   std::string home;
-  std::string workspace;  // the command's working directory
-  std::string tmpdir;     // wavebox's per-user temp dir, writable, exported as TMPDIR
-  std::string cache_dir;  // this workspace's package caches (beside TMPDIR), writable
-  std::string state_dir;  // wavebox's own state (caches, stubs): never writable inside
-  std::string state_base;  // the directory holding tmpdir and wavebox's other files in /tmp
-  std::vector<std::string> state_paths;  // more of ours outside both (the stub registry)
+  std::string workspace;                    // the command's working directory
+  std::string tmpdir;                       // wavebox's per-user temp dir, writable, exported as TMPDIR
+  std::string cache_dir;                    // this workspace's package caches (beside TMPDIR), writable
+  std::string state_dir;                    // wavebox's own state (caches, stubs): never writable inside
+  std::string state_base;                   // the directory holding tmpdir and wavebox's other files in /tmp
+  std::vector<std::string> state_paths;     // more of ours outside both (the stub registry)
   std::vector<std::string> settings_files;  // read or discoverable: always write-protected
   std::vector<std::string> extra_writable;  // --allow-write
   std::vector<std::string> program_files;   // programs wavebox runs (itself, its shim, bwrap)
@@ -68,8 +68,7 @@ FsPolicy make_fs_policy(const SandboxSettings& settings, const PolicyContext& ct
 const std::vector<std::string>& shell_startup_files();
 // Guarded entries relative to any directory that holds `name` (".vscode", ".claude", ...):
 // returns the guarded paths below dir for a hit of `name` there. Empty for other names.
-std::vector<GuardedPath> guarded_for_entry(const std::string& dir, const std::string& name,
-                                           bool stub_missing);
+std::vector<GuardedPath> guarded_for_entry(const std::string& dir, const std::string& name, bool stub_missing);
 // The names the workspace scan looks for at any depth.
 bool is_scanned_name(const std::string& name);
 

@@ -126,9 +126,12 @@ const std::vector<ProtectedEntry>& protected_table() {
 
 const char* scope_name(ProtectScope s) {
   switch (s) {
-    case ProtectScope::kAnyDepth: return "any depth";
-    case ProtectScope::kWorkspace: return "workspace";
-    case ProtectScope::kHome: return "home";
+    case ProtectScope::kAnyDepth:
+      return "any depth";
+    case ProtectScope::kWorkspace:
+      return "workspace";
+    case ProtectScope::kHome:
+      return "home";
   }
   return "?";
 }
@@ -151,7 +154,9 @@ void CreationGuard::add_zone(const std::string& dir, std::vector<std::string> ca
   zones_.push_back({dir, std::move(carve), why});
 }
 
-void CreationGuard::add_repository(const std::string& gitdir) { repos_.insert(gitdir); }
+void CreationGuard::add_repository(const std::string& gitdir) {
+  repos_.insert(gitdir);
+}
 
 bool in_dependency_tree(const std::string& path, const std::string& root) {
   if (!paths::is_within(path, root)) return false;

@@ -23,7 +23,9 @@ struct Error {
   std::string message;
 };
 
-inline Error make_error(ErrorKind kind, std::string message) { return Error{kind, std::move(message)}; }
+inline Error make_error(ErrorKind kind, std::string message) {
+  return Error{kind, std::move(message)};
+}
 
 template <class T>
 class [[nodiscard]] Result {
@@ -46,15 +48,17 @@ class [[nodiscard]] Result {
 
 struct Unit {};
 using Status = Result<Unit>;
-inline Status ok_status() { return Unit{}; }
+inline Status ok_status() {
+  return Unit{};
+}
 
 }  // namespace wb
 
 // TRY(expr): evaluates a Result; returns its Error from the enclosing function, else yields the
 // value (a GNU statement expression, supported by g++ and clang).
-#define WB_TRY(expr)                                   \
-  ({                                                   \
-    auto wb_try_r_ = (expr);                           \
-    if (!wb_try_r_.ok()) return wb_try_r_.error();     \
-    std::move(wb_try_r_).value();                      \
+#define WB_TRY(expr)                               \
+  ({                                               \
+    auto wb_try_r_ = (expr);                       \
+    if (!wb_try_r_.ok()) return wb_try_r_.error(); \
+    std::move(wb_try_r_).value();                  \
   })

@@ -8,7 +8,10 @@ namespace {
 
 // Wildcard match with backtracking; '*' matches any text, "\*" a literal star.
 bool glob_match(const std::string& pat, const std::string& s) {
-  struct Tok { bool star; char c; };
+  struct Tok {
+    bool star;
+    char c;
+  };
   std::vector<Tok> toks;
   for (size_t i = 0; i < pat.size(); ++i) {
     if (pat[i] == '\\' && i + 1 < pat.size() && pat[i + 1] == '*') {
@@ -82,8 +85,10 @@ std::optional<CommandPattern> parse_bash_rule(const std::string& rule) {
 
 bool pattern_matches(const CommandPattern& p, const std::string& command) {
   switch (p.kind) {
-    case CommandPattern::Kind::kAny: return true;
-    case CommandPattern::Kind::kExact: return command == p.text;
+    case CommandPattern::Kind::kAny:
+      return true;
+    case CommandPattern::Kind::kExact:
+      return command == p.text;
     case CommandPattern::Kind::kPrefix:
       return command == p.text || (command.size() > p.text.size() && command.compare(0, p.text.size(), p.text) == 0 &&
                                    command[p.text.size()] == ' ');

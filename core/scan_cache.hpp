@@ -16,7 +16,7 @@ struct ScanStamp {
   std::uint64_t ino = 0;
   std::int64_t mtime_s = 0;  // -1: always read again (modified within two seconds of the scan)
   std::int64_t mtime_ns = 0;
-  std::int32_t parent = -1;  // index of the parent record; -1 for the root
+  std::int32_t parent = -1;                             // index of the parent record; -1 for the root
   std::uint32_t rel_len = 0, sub_len = 0, hit_len = 0;  // set by serialize_scan_cache
 };
 

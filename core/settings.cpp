@@ -15,8 +15,18 @@ namespace {
 using json = nlohmann::json;
 
 enum class Type {
-  kBool, kPort, kPositiveInt, kPositiveNumber, kString, kPath, kStringList, kPathList,
-  kPlatformList, kMode, kIgnoreMap, kObject,
+  kBool,
+  kPort,
+  kPositiveInt,
+  kPositiveNumber,
+  kString,
+  kPath,
+  kStringList,
+  kPathList,
+  kPlatformList,
+  kMode,
+  kIgnoreMap,
+  kObject,
 };
 
 struct Field {
@@ -26,15 +36,13 @@ struct Field {
 };
 
 const std::vector<Field> kNetworkFields = {
-    {"allowedDomains", Type::kStringList},   {"deniedDomains", Type::kStringList},
-    {"allowUnixSockets", Type::kPathList},   {"allowAllUnixSockets", Type::kBool},
-    {"allowLocalBinding", Type::kBool},      {"httpProxyPort", Type::kPort},
+    {"allowedDomains", Type::kStringList}, {"deniedDomains", Type::kStringList}, {"allowUnixSockets", Type::kPathList},
+    {"allowAllUnixSockets", Type::kBool},  {"allowLocalBinding", Type::kBool},   {"httpProxyPort", Type::kPort},
     {"socksProxyPort", Type::kPort},
 };
 const std::vector<Field> kFilesystemFields = {
-    {"allowWrite", Type::kPathList}, {"denyWrite", Type::kPathList},
-    {"denyRead", Type::kPathList},   {"allowRead", Type::kPathList},
-    {"disabled", Type::kBool},
+    {"allowWrite", Type::kPathList}, {"denyWrite", Type::kPathList}, {"denyRead", Type::kPathList},
+    {"allowRead", Type::kPathList},  {"disabled", Type::kBool},
 };
 const std::vector<Field> kResourceFields = {
     {"timeoutSeconds", Type::kPositiveNumber},
@@ -66,33 +74,51 @@ const std::vector<Field> kPermissionFields = {
 
 const char* type_text(Type t) {
   switch (t) {
-    case Type::kBool: return "a boolean";
-    case Type::kPort: return "a port number (1-65535)";
-    case Type::kPositiveInt: return "a positive integer";
-    case Type::kPositiveNumber: return "a positive number";
-    case Type::kString: return "a string";
-    case Type::kPath: return "a path string";
+    case Type::kBool:
+      return "a boolean";
+    case Type::kPort:
+      return "a port number (1-65535)";
+    case Type::kPositiveInt:
+      return "a positive integer";
+    case Type::kPositiveNumber:
+      return "a positive number";
+    case Type::kString:
+      return "a string";
+    case Type::kPath:
+      return "a path string";
     case Type::kStringList:
-    case Type::kPathList: return "an array of strings";
-    case Type::kPlatformList: return "an array of \"macos\", \"linux\", \"wsl\"";
-    case Type::kMode: return "one of \"strict\", \"compat\", \"permissive\"";
-    case Type::kIgnoreMap: return "an object mapping command patterns to arrays of strings";
-    case Type::kObject: return "an object";
+    case Type::kPathList:
+      return "an array of strings";
+    case Type::kPlatformList:
+      return "an array of \"macos\", \"linux\", \"wsl\"";
+    case Type::kMode:
+      return "one of \"strict\", \"compat\", \"permissive\"";
+    case Type::kIgnoreMap:
+      return "an object mapping command patterns to arrays of strings";
+    case Type::kObject:
+      return "an object";
   }
   return "?";
 }
 
 const char* json_kind(const json& v) {
   switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "a boolean";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "a boolean";
     case json::value_t::number_integer:
     case json::value_t::number_unsigned:
-    case json::value_t::number_float: return "a number";
-    case json::value_t::string: return "a string";
-    case json::value_t::array: return "an array";
-    case json::value_t::object: return "an object";
-    default: return "something else";
+    case json::value_t::number_float:
+      return "a number";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::object:
+      return "an object";
+    default:
+      return "something else";
   }
 }
 
@@ -102,15 +128,20 @@ bool all_strings(const json& v) {
 
 bool type_ok(const json& v, Type t) {
   switch (t) {
-    case Type::kBool: return v.is_boolean();
+    case Type::kBool:
+      return v.is_boolean();
     case Type::kPort:
       return v.is_number_integer() && v.get<long long>() >= 1 && v.get<long long>() <= 65535;
-    case Type::kPositiveInt: return v.is_number_integer() && v.get<long long>() > 0;
-    case Type::kPositiveNumber: return v.is_number() && v.get<double>() > 0;
+    case Type::kPositiveInt:
+      return v.is_number_integer() && v.get<long long>() > 0;
+    case Type::kPositiveNumber:
+      return v.is_number() && v.get<double>() > 0;
     case Type::kString:
-    case Type::kPath: return v.is_string() && !v.get<std::string>().empty();
+    case Type::kPath:
+      return v.is_string() && !v.get<std::string>().empty();
     case Type::kStringList:
-    case Type::kPathList: return all_strings(v);
+    case Type::kPathList:
+      return all_strings(v);
     case Type::kPlatformList:
       return all_strings(v) && std::all_of(v.begin(), v.end(), [](const json& e) {
                auto s = e.get<std::string>();
@@ -119,29 +150,27 @@ bool type_ok(const json& v, Type t) {
     case Type::kMode:
       return v.is_string() && (v == "strict" || v == "compat" || v == "permissive");
     case Type::kIgnoreMap:
-      return v.is_object() &&
-             std::all_of(v.begin(), v.end(), [](const json& e) { return all_strings(e); });
-    case Type::kObject: return v.is_object();
+      return v.is_object() && std::all_of(v.begin(), v.end(), [](const json& e) { return all_strings(e); });
+    case Type::kObject:
+      return v.is_object();
   }
   return false;
 }
 
 // Checks one object against its field table. Unknown keys are warnings (they may be a
 // misspelled restriction); wrong types are errors naming the file and the key path.
-Status validate(const json& obj, const std::vector<Field>& fields, const std::string& where,
-                const std::string& file, std::vector<std::string>& warnings) {
+Status validate(const json& obj, const std::vector<Field>& fields, const std::string& where, const std::string& file,
+                std::vector<std::string>& warnings) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     std::string key_path = where + "." + it.key();
-    auto f = std::find_if(fields.begin(), fields.end(),
-                          [&](const Field& x) { return it.key() == x.name; });
+    auto f = std::find_if(fields.begin(), fields.end(), [&](const Field& x) { return it.key() == x.name; });
     if (f == fields.end()) {
       warnings.push_back(fmt::format("{}: unknown key \"{}\" is ignored", file, key_path));
       continue;
     }
     if (!type_ok(it.value(), f->type)) {
-      return make_error(ErrorKind::kSettings,
-                        fmt::format("{}: \"{}\" must be {}, got {}", file, key_path,
-                                    type_text(f->type), json_kind(it.value())));
+      return make_error(ErrorKind::kSettings, fmt::format("{}: \"{}\" must be {}, got {}", file, key_path,
+                                                          type_text(f->type), json_kind(it.value())));
     }
     if (f->type == Type::kObject) {
       auto st = validate(it.value(), *f->children, key_path, file, warnings);
@@ -347,9 +376,8 @@ Result<Settings> load_settings(const std::vector<SettingsSource>& sources, const
       auto [line, col] = line_col(src.text, e.byte);
       std::string what = e.what();
       auto pos = what.find("parse error");
-      return make_error(ErrorKind::kSettings,
-                        fmt::format("{}:{}:{}: not valid JSON: {}", file, line, col,
-                                    pos == std::string::npos ? what : what.substr(pos)));
+      return make_error(ErrorKind::kSettings, fmt::format("{}:{}:{}: not valid JSON: {}", file, line, col,
+                                                          pos == std::string::npos ? what : what.substr(pos)));
     } catch (const json::exception& e) {
       // Not a syntax error but still unreadable (a number out of range, ...): found by fuzzing.
       return make_error(ErrorKind::kSettings, fmt::format("{}: not valid JSON: {}", file, e.what()));
@@ -368,8 +396,8 @@ Result<Settings> load_settings(const std::vector<SettingsSource>& sources, const
     }
     if (doc.contains("permissions")) {
       if (!doc["permissions"].is_object()) {
-        return make_error(ErrorKind::kSettings,
-                          fmt::format("{}: \"permissions\" must be an object, got {}", file, json_kind(doc["permissions"])));
+        return make_error(ErrorKind::kSettings, fmt::format("{}: \"permissions\" must be an object, got {}", file,
+                                                            json_kind(doc["permissions"])));
       }
       json only;
       for (const char* k : {"allow", "deny", "ask"}) {
@@ -419,24 +447,51 @@ Settings default_settings() {
 
 const std::vector<std::string>& sensitive_home_paths() {
   static const std::vector<std::string> k = {
-      ".ssh", ".aws", ".gnupg", ".config/gh", ".docker/config.json", ".kube", ".netrc",
+      ".ssh",
+      ".aws",
+      ".gnupg",
+      ".config/gh",
+      ".docker/config.json",
+      ".kube",
+      ".netrc",
       ".git-credentials",
       // Agents' and clouds' credential stores, password managers, keyrings, shell histories
       // (commands typed with secrets in them). npm, pip and git need none of these.
-      ".claude/.credentials.json", ".codex/auth.json", ".config/gcloud", ".azure", ".pgpass", ".vault-token",
-      ".config/git/credentials", ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials",
-      ".terraform.d/credentials.tfrc.json", ".config/hub", ".config/op", ".password-store",
-      ".local/share/keyrings", ".pypirc", ".bash_history", ".zsh_history", ".python_history", ".psql_history",
-      ".mysql_history", ".node_repl_history", ".lesshst",
+      ".claude/.credentials.json",
+      ".codex/auth.json",
+      ".config/gcloud",
+      ".azure",
+      ".pgpass",
+      ".vault-token",
+      ".config/git/credentials",
+      ".cargo/credentials",
+      ".cargo/credentials.toml",
+      ".gem/credentials",
+      ".terraform.d/credentials.tfrc.json",
+      ".config/hub",
+      ".config/op",
+      ".password-store",
+      ".local/share/keyrings",
+      ".pypirc",
+      ".bash_history",
+      ".zsh_history",
+      ".python_history",
+      ".psql_history",
+      ".mysql_history",
+      ".node_repl_history",
+      ".lesshst",
   };
   return k;
 }
 
 const char* mode_name(Mode m) {
   switch (m) {
-    case Mode::kStrict: return "strict";
-    case Mode::kCompat: return "compat";
-    case Mode::kPermissive: return "permissive";
+    case Mode::kStrict:
+      return "strict";
+    case Mode::kCompat:
+      return "compat";
+    case Mode::kPermissive:
+      return "permissive";
   }
   return "?";
 }

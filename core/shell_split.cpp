@@ -2,7 +2,6 @@
 #include "core/shell_split.hpp"
 
 #include <algorithm>
-
 #include <cctype>
 
 namespace wb {
@@ -36,7 +35,7 @@ class Parser {
         ++i_;
         continue;
       }
-      if (c == '#' ) {
+      if (c == '#') {
         // A comment runs to the end of the line.
         while (i_ < s_.size() && s_[i_] != '\n') ++i_;
         continue;
@@ -117,11 +116,10 @@ class Parser {
     size_t start = i_;
     while (i_ < s_.size()) {
       char c = s_[i_];
-      if (c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == ')' ||
-          c == '<' || c == '>') {
+      if (c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == ')' || c == '<' || c == '>') {
         break;
       }
-      if (c == '(' ) {
+      if (c == '(') {
         if (i_ == start) break;
         return false;  // "a(" outside of $( ): not something we parse
       }
@@ -173,9 +171,7 @@ class Parser {
     return false;
   }
 
-  bool at_substitution() const {
-    return s_[i_] == '`' || (s_[i_] == '$' && i_ + 1 < s_.size() && s_[i_ + 1] == '(');
-  }
+  bool at_substitution() const { return s_[i_] == '`' || (s_[i_] == '$' && i_ + 1 < s_.size() && s_[i_ + 1] == '('); }
 
   // $(...), $((arithmetic)) or `...` at i_: the commands inside are subcommands too.
   bool read_substitution(std::vector<std::string>& out) {
@@ -220,8 +216,10 @@ bool is_number(const std::string& w) {
   if (w.empty()) return false;
   size_t digits = 0;
   for (char c : w) {
-    if (std::isdigit(static_cast<unsigned char>(c))) ++digits;
-    else if (c != '.' && c != 's' && c != 'm' && c != 'h' && c != 'd') return false;
+    if (std::isdigit(static_cast<unsigned char>(c)))
+      ++digits;
+    else if (c != '.' && c != 's' && c != 'm' && c != 'h' && c != 'd')
+      return false;
   }
   return digits > 0;
 }
@@ -236,8 +234,10 @@ std::vector<std::string> words_of(const std::string& s) {
     char c = s[i];
     if (q) {
       cur += c;
-      if (c == '\\' && q == '"' && i + 1 < s.size()) cur += s[++i];
-      else if (c == q) q = 0;
+      if (c == '\\' && q == '"' && i + 1 < s.size())
+        cur += s[++i];
+      else if (c == q)
+        q = 0;
     } else if (c == '\'' || c == '"') {
       q = c;
       cur += c;
@@ -283,16 +283,18 @@ bool strip_one(std::vector<std::string>& w) {
       if ((w[j] == "-s" || w[j] == "-k" || w[j] == "--signal" || w[j] == "--kill-after") && j + 1 < w.size()) ++j;
       ++j;
     }
-    if (j < w.size() && is_number(w[j])) ++j;
-    else return false;
+    if (j < w.size() && is_number(w[j]))
+      ++j;
+    else
+      return false;
   } else if (cmd == "stdbuf") {
     while (j < w.size() && !w[j].empty() && w[j][0] == '-') {
       if ((w[j] == "-o" || w[j] == "-e" || w[j] == "-i") && j + 1 < w.size()) ++j;
       ++j;
     }
   } else if (cmd == "env") {
-    while (j < w.size() && ((!w[j].empty() && w[j][0] == '-' && w[j] != "-S" && w[j] != "--split-string") ||
-                            is_assignment(w[j]))) {
+    while (j < w.size() &&
+           ((!w[j].empty() && w[j][0] == '-' && w[j] != "-S" && w[j] != "--split-string") || is_assignment(w[j]))) {
       if ((w[j] == "-u" || w[j] == "--unset" || w[j] == "-C" || w[j] == "--chdir") && j + 1 < w.size()) ++j;
       ++j;
     }
@@ -330,9 +332,12 @@ std::string unquoted(const std::string& word) {
   for (size_t i = 0; i < word.size(); ++i) {
     char c = word[i];
     if (q) {
-      if (c == q) q = 0;
-      else if (c == '\\' && q == '"' && i + 1 < word.size()) out += word[++i];
-      else out += c;
+      if (c == q)
+        q = 0;
+      else if (c == '\\' && q == '"' && i + 1 < word.size())
+        out += word[++i];
+      else
+        out += c;
     } else if (c == '\'' || c == '"') {
       q = c;
     } else if (c == '\\' && i + 1 < word.size()) {

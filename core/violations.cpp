@@ -1,10 +1,9 @@
 // pure
 #include "core/violations.hpp"
 
-#include "core/hash.hpp"
-
 #include <fmt/format.h>
 
+#include "core/hash.hpp"
 #include "core/log.hpp"
 
 namespace wb {

@@ -1,19 +1,19 @@
 #pragma once
 // Refused operations: collected during a run (deduplicated, in order, capped), filtered by
 // sandbox.ignoreViolations, printed after the command as the <sandbox_violations> block. Pure.
-#include <map>
 #include <cstdint>
+#include <map>
 #include <set>
-#include <unordered_set>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace wb {
 
 struct Violation {
-  std::string operation;  // "file-write", "file-read", "network-outbound"
-  std::string target;     // a path, or HOST:PORT
-  std::string reason;     // optional, shown in parentheses
+  std::string operation;     // "file-write", "file-read", "network-outbound"
+  std::string target;        // a path, or HOST:PORT
+  std::string reason;        // optional, shown in parentheses
   std::string line() const;  // "deny file-write /tmp/x" or "deny network-outbound h:443 (why)"
 };
 

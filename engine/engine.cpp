@@ -86,7 +86,9 @@ Status check_stdio(const RunRequest& req) {
       return make_error(ErrorKind::kSandboxFailed,
                         fmt::format("standard {} is a directory, which would let the command reach files outside the "
                                     "sandbox; redirect it from a file or /dev/null",
-                                    i == 0 ? "input" : i == 1 ? "output" : "error"));
+                                    i == 0   ? "input"
+                                    : i == 1 ? "output"
+                                             : "error"));
     }
   }
   return ok_status();
@@ -272,8 +274,7 @@ struct Run::State {
   Result<Outcome> result = Outcome{};
 };
 
-Run::Run(std::unique_ptr<State> state)
-    : state_(std::move(state)), done_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+Run::Run(std::unique_ptr<State> state) : state_(std::move(state)), done_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
 
 Run::~Run() {
   if (thread_.joinable()) {

@@ -32,9 +32,9 @@ struct RunRequest {
   std::string command_line;       // the command as a shell would see it (the decision's input)
   std::string cwd;                // the workspace, absolute
   std::string home;
-  std::vector<std::string> env;  // the caller's environment, "K=V"
-  int stdio[3] = {0, 1, 2};      // the command's standard descriptors (-1: closed for it)
-  Settings settings;             // merged; --allow-domain hosts already in the allowlist
+  std::vector<std::string> env;             // the caller's environment, "K=V"
+  int stdio[3] = {0, 1, 2};                 // the command's standard descriptors (-1: closed for it)
+  Settings settings;                        // merged; --allow-domain hosts already in the allowlist
   std::vector<std::string> settings_files;  // read or discoverable: write-protected
   std::vector<std::string> extra_writable;  // --allow-write, absolute
   std::vector<std::string> pass_env;        // credential variables passed through anyway

@@ -47,9 +47,10 @@ std::vector<std::string> sandbox_env(const std::vector<std::string>& caller, con
     if (!removed.empty()) {
       std::string names;
       for (const auto& n : removed) names += (names.empty() ? "" : " ") + n;
-      log.info("credential variables kept out of the sandbox (pass one with --pass-env NAME or "
-               "sandbox.passEnvironment): " +
-               names);
+      log.info(
+          "credential variables kept out of the sandbox (pass one with --pass-env NAME or "
+          "sandbox.passEnvironment): " +
+          names);
     }
   }
   return env;

@@ -78,7 +78,8 @@ HttpParse parse_http_request(std::string_view buf, size_t max_head) {
   std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
   std::string_view version = line.substr(sp2 + 1);
   if (version != "HTTP/1.1" && version != "HTTP/1.0") return fail(400, "unsupported HTTP version");
-  if (!std::all_of(r.method.begin(), r.method.end(), [](char c) { return std::isupper(static_cast<unsigned char>(c)); })) {
+  if (!std::all_of(r.method.begin(), r.method.end(),
+                   [](char c) { return std::isupper(static_cast<unsigned char>(c)); })) {
     return fail(400, "malformed method");
   }
   if (r.method == "CONNECT") {

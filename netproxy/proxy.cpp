@@ -14,8 +14,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <system_error>
 #include <set>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -51,7 +51,7 @@ struct Conn {
   std::string host;
   int port = 0;
   bool connect_method = false;
-  std::string prefix;  // bytes for upstream once connected
+  std::string prefix;        // bytes for upstream once connected
   long long body_left = -1;  // plain HTTP: the request body's bytes still to come
   std::vector<Addr> addrs;
   size_t next_addr = 0;
@@ -128,8 +128,12 @@ struct Proxy::Impl {
 };
 
 Proxy::Proxy(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Proxy::~Proxy() { stop(); }
-const ProxyStats& Proxy::stats() const { return impl_->stats; }
+Proxy::~Proxy() {
+  stop();
+}
+const ProxyStats& Proxy::stats() const {
+  return impl_->stats;
+}
 
 Result<std::unique_ptr<Proxy>> Proxy::start(ProxyConfig config, Fd http_listener, Fd socks_listener) {
   auto impl = std::make_unique<Impl>();
@@ -141,8 +145,9 @@ Result<std::unique_ptr<Proxy>> Proxy::start(ProxyConfig config, Fd http_listener
   if (!impl->epoll.valid() || !impl->stop_fd.valid() || impl->resolver.fd() < 0) {
     return make_error(ErrorKind::kSandboxFailed, fmt::format("proxy: epoll/eventfd failed: {}", std::strerror(errno)));
   }
-  for (auto [fd, id] : {std::pair{impl->http_listener.get(), kListenHttp}, std::pair{impl->socks_listener.get(), kListenSocks},
-                        std::pair{impl->stop_fd.get(), kStopId}, std::pair{impl->resolver.fd(), kResolverId}}) {
+  for (auto [fd, id] :
+       {std::pair{impl->http_listener.get(), kListenHttp}, std::pair{impl->socks_listener.get(), kListenSocks},
+        std::pair{impl->stop_fd.get(), kStopId}, std::pair{impl->resolver.fd(), kResolverId}}) {
     if (fd < 0) continue;
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
     epoll_event ev{};
@@ -187,7 +192,8 @@ const std::set<std::string>& Proxy::Impl::own() {
         own_addresses.insert(std::string(10, '\0') + "\xff\xff" + v4);
         own_addresses.insert(std::string(12, '\0') + v4);
       } else if (i->ifa_addr->sa_family == AF_INET6) {
-        own_addresses.insert(std::string(reinterpret_cast<const char*>(&reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr), 16));
+        own_addresses.insert(
+            std::string(reinterpret_cast<const char*>(&reinterpret_cast<sockaddr_in6*>(i->ifa_addr)->sin6_addr), 16));
       }
     }
     ::freeifaddrs(ifa);
@@ -269,9 +275,14 @@ void Proxy::Impl::update(Conn& c) {
   switch (c.st) {
     case St::kHead:
     case St::kSocksGreet:
-    case St::kSocksReq: cm = EPOLLIN; break;
-    case St::kResolving: break;
-    case St::kConnecting: um = EPOLLOUT; break;
+    case St::kSocksReq:
+      cm = EPOLLIN;
+      break;
+    case St::kResolving:
+      break;
+    case St::kConnecting:
+      um = EPOLLOUT;
+      break;
     case St::kRelay:
       if (c.c2u.wants_src()) cm |= EPOLLIN;
       if (c.u2c.wants_dst()) cm |= EPOLLOUT;
@@ -288,7 +299,8 @@ void Proxy::Impl::update(Conn& c) {
     ev.events = want;
     ev.data.u64 = (c.id << 1) | (up ? 1 : 0);
     if (!added) {
-      if (::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, fd.get(), &ev) != 0) ::epoll_ctl(epoll.get(), EPOLL_CTL_MOD, fd.get(), &ev);
+      if (::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, fd.get(), &ev) != 0)
+        ::epoll_ctl(epoll.get(), EPOLL_CTL_MOD, fd.get(), &ev);
       added = true;
     } else {
       ::epoll_ctl(epoll.get(), EPOLL_CTL_MOD, fd.get(), &ev);
@@ -299,7 +311,9 @@ void Proxy::Impl::update(Conn& c) {
   set(c.upstream, c.upstream_mask, c.upstream_added, um, true);
 }
 
-void Proxy::Impl::close_conn(std::uint64_t id) { conns.erase(id); }
+void Proxy::Impl::close_conn(std::uint64_t id) {
+  conns.erase(id);
+}
 
 void Proxy::Impl::refuse(Conn& c, const std::string& reason, const std::string& rule) {
   ++stats.refused;
@@ -327,7 +341,8 @@ void Proxy::Impl::on_head(Conn& c) {
   auto p = parse_http_request(c.in, cfg.max_head);
   if (p.status == ParseStatus::kNeedMore) return;
   if (p.status == ParseStatus::kError) {
-    fail(c, http_error(p.error_code, p.error_code == 431 ? "Request Header Fields Too Large" : "Bad Request", p.error), 0);
+    fail(c, http_error(p.error_code, p.error_code == 431 ? "Request Header Fields Too Large" : "Bad Request", p.error),
+         0);
     return;
   }
   c.host = p.req.host;
@@ -343,8 +358,9 @@ void Proxy::Impl::on_head(Conn& c) {
       std::string n = name;
       for (auto& ch : n) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
       if (n == "transfer-encoding") {
-        fail(c, http_error(411, "Length Required",
-                           "chunked request bodies are not relayed over plain HTTP (use https, or send a Content-Length)"),
+        fail(c,
+             http_error(411, "Length Required",
+                        "chunked request bodies are not relayed over plain HTTP (use https, or send a Content-Length)"),
              0);
         return;
       }
@@ -530,7 +546,10 @@ void Proxy::Impl::on_event(Conn& c, bool upstream, std::uint32_t ev) {
         fail(c, http_error(431, "Request Header Fields Too Large", "request head too large"), 0x01);
         return;
       }
-      if (c.proto == Proto::kHttp) on_head(c); else on_socks(c);
+      if (c.proto == Proto::kHttp)
+        on_head(c);
+      else
+        on_socks(c);
       return;
     }
     case St::kResolving:

@@ -3,8 +3,8 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <glob.h>
-#include <pwd.h>
 #include <linux/magic.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -20,7 +20,9 @@
 
 namespace wb::sys {
 
-std::string errno_text(int err) { return std::strerror(err); }
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
 
 Error sys_error(const std::string& call, const std::string& path, int err) {
   return make_error(ErrorKind::kSystem, fmt::format("{}(\"{}\") failed: {}", call, path, errno_text(err)));
@@ -230,7 +232,9 @@ void raise_fd_limit() {
   }
 }
 
-const struct rlimit* original_fd_limit() { return g_raised ? &g_original_nofile : nullptr; }
+const struct rlimit* original_fd_limit() {
+  return g_raised ? &g_original_nofile : nullptr;
+}
 
 namespace {
 bool g_std_closed[3] = {false, false, false};
@@ -249,6 +253,8 @@ void hold_standard_fds() {
   }
 }
 
-bool standard_fd_given(int fd) { return fd >= 0 && fd < 3 && !g_std_closed[fd]; }
+bool standard_fd_given(int fd) {
+  return fd >= 0 && fd < 3 && !g_std_closed[fd];
+}
 
 }  // namespace wb::sys

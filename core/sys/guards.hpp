@@ -11,9 +11,9 @@ namespace wb::sys {
 
 struct HitGuards {
   std::vector<GuardedPath> deny_write;
-  std::vector<std::string> writable;  // FS-5: the main repository's .git of a worktree
-  std::vector<std::string> git_dirs;  // every repository found, for the after-run comparison
-  std::vector<FsPolicy::Zone> zones;  // each repository's modules/: no new submodule git dirs
+  std::vector<std::string> writable;   // FS-5: the main repository's .git of a worktree
+  std::vector<std::string> git_dirs;   // every repository found, for the after-run comparison
+  std::vector<FsPolicy::Zone> zones;   // each repository's modules/: no new submodule git dirs
   std::vector<std::string> repo_dirs;  // every git directory guarded (a worktree's, a submodule's)
   // Guarded files with more than one name: another name (a hard link elsewhere in a writable
   // tree) would stay writable. The run is refused.

@@ -40,11 +40,16 @@ PlatformInfo probe_platform() {
 
 const char* platform_name(Platform p) {
   switch (p) {
-    case Platform::kLinux: return "linux";
-    case Platform::kWsl1: return "wsl1";
-    case Platform::kWsl2: return "wsl";
-    case Platform::kMacos: return "macos";
-    case Platform::kOther: return "other";
+    case Platform::kLinux:
+      return "linux";
+    case Platform::kWsl1:
+      return "wsl1";
+    case Platform::kWsl2:
+      return "wsl";
+    case Platform::kMacos:
+      return "macos";
+    case Platform::kOther:
+      return "other";
   }
   return "other";
 }
@@ -65,9 +70,10 @@ std::string probe_userns() {
   int err = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
   std::string why = fmt::format("creating a user namespace failed ({})", err ? errno_text(err) : "killed");
   if (auto r = read_file("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); r.ok() && r->rfind("1", 0) == 0) {
-    why += "; AppArmor restricts unprivileged user namespaces "
-           "(kernel.apparmor_restrict_unprivileged_userns=1): allow bwrap with an AppArmor profile "
-           "or set the sysctl to 0";
+    why +=
+        "; AppArmor restricts unprivileged user namespaces "
+        "(kernel.apparmor_restrict_unprivileged_userns=1): allow bwrap with an AppArmor profile "
+        "or set the sysctl to 0";
   } else if (auto m = read_file("/proc/sys/user/max_user_namespaces"); m.ok() && m->rfind("0", 0) == 0) {
     why += "; user.max_user_namespaces is 0: set it to a positive number";
   } else {
@@ -78,9 +84,9 @@ std::string probe_userns() {
 
 std::string probe_userns_cached(const std::string& cache_file) {
   std::string key;
-  for (const char* f : {"/proc/sys/kernel/random/boot_id", "/proc/sys/user/max_user_namespaces",
-                        "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
-                        "/proc/sys/kernel/unprivileged_userns_clone"}) {
+  for (const char* f :
+       {"/proc/sys/kernel/random/boot_id", "/proc/sys/user/max_user_namespaces",
+        "/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "/proc/sys/kernel/unprivileged_userns_clone"}) {
     auto v = read_file(f);
     key += v.ok() ? *v : std::string("-\n");
   }

@@ -12,9 +12,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -121,7 +121,9 @@ Seen look(int root_fd, const char* rel) {
 
 }  // namespace
 
-void set_scan_racy_window_ns(long long ns) { g_racy_ns = ns; }
+void set_scan_racy_window_ns(long long ns) {
+  g_racy_ns = ns;
+}
 
 Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_dir) {
   ScanResult result;
@@ -147,7 +149,8 @@ Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_d
       cache.p = ::mmap(nullptr, cache.n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, cf.get(), 0);
     }
   }
-  if (cache.p != MAP_FAILED && !parse_scan_cache(std::string_view(static_cast<const char*>(cache.p), cache.n), root, old)) {
+  if (cache.p != MAP_FAILED &&
+      !parse_scan_cache(std::string_view(static_cast<const char*>(cache.p), cache.n), root, old)) {
     old.clear();
   }
   ::clock_gettime(CLOCK_MONOTONIC, &t1);

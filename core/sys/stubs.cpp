@@ -20,7 +20,9 @@
 namespace wb::sys {
 namespace {
 
-std::string entry_name(const std::string& path) { return fmt::format("{:016x}", fnv1a(path)); }
+std::string entry_name(const std::string& path) {
+  return fmt::format("{:016x}", fnv1a(path));
+}
 
 // Entry file: path NUL type NUL dev NUL ino NUL size NUL [content-in-hex NUL].
 struct Entry {
@@ -32,7 +34,8 @@ struct Entry {
 
 std::string unhex(const std::string& h) {
   std::string out;
-  for (size_t i = 0; i + 1 < h.size(); i += 2) out += static_cast<char>(std::strtoul(h.substr(i, 2).c_str(), nullptr, 16));
+  for (size_t i = 0; i + 1 < h.size(); i += 2)
+    out += static_cast<char>(std::strtoul(h.substr(i, 2).c_str(), nullptr, 16));
   return out;
 }
 
@@ -72,7 +75,9 @@ std::string hex(const std::string& s) {
   return out;
 }
 
-std::string file_prefix(const std::string& content) { return "f-" + hex(content) + "-"; }
+std::string file_prefix(const std::string& content) {
+  return "f-" + hex(content) + "-";
+}
 
 bool rename_noreplace(const std::string& from, const std::string& to) {
   return ::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0;
@@ -197,8 +202,8 @@ Status StubRegistry::acquire_one(const Request& r) {
   Entry e;
   struct stat st;
   std::string old = read_fd(fd.get());
-  if (parse_entry(old, e) && e.path == path && ::lstat(path.c_str(), &st) == 0 &&
-      st.st_ino == e.ino && st.st_dev == e.dev) {
+  if (parse_entry(old, e) && e.path == path && ::lstat(path.c_str(), &st) == 0 && st.st_ino == e.ino &&
+      st.st_dev == e.dev) {
     held_.push_back({std::move(fd), entry, old});  // another live run's stub: share it
     return ok_status();
   }
@@ -222,7 +227,8 @@ Status StubRegistry::acquire_one(const Request& r) {
     }
     // Checked again where it now is: exactly what a new stub would be. Something else (the
     // pool is the user's to write in) goes back, aside, and a new stub is made instead.
-    Fd got(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (type == LeafType::kDir ? O_DIRECTORY : 0)));
+    Fd got(::open(path.c_str(),
+                  O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (type == LeafType::kDir ? O_DIRECTORY : 0)));
     struct stat now;
     if (got.valid() && ::fstat(got.get(), &now) == 0) {
       Entry check = e;
@@ -261,8 +267,8 @@ Status StubRegistry::acquire_one(const Request& r) {
   e.dev = st.st_dev;
   e.ino = st.st_ino;
   e.size = type == LeafType::kDir ? 0 : content.size();
-  std::string data = fmt::format("{}{}{}{}{}{}{}{}{}{}{}{}", e.path, '\0', e.type, '\0', e.dev, '\0', e.ino,
-                                 '\0', e.size, '\0', hex(e.content), '\0');
+  std::string data = fmt::format("{}{}{}{}{}{}{}{}{}{}{}{}", e.path, '\0', e.type, '\0', e.dev, '\0', e.ino, '\0',
+                                 e.size, '\0', hex(e.content), '\0');
   if ((!old.empty() && ::ftruncate(fd.get(), 0) != 0) ||
       ::pwrite(fd.get(), data.data(), data.size(), 0) != static_cast<ssize_t>(data.size())) {
     int err = errno;

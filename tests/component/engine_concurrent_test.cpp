@@ -3,8 +3,6 @@
 // on the host: files, what a loopback server received), and nothing process-wide changes while
 // they run (signal mask, SIGPIPE's handling, cwd, environment, fds 0-2).
 #define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>
-
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -16,6 +14,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <fstream>
 #include <mutex>
@@ -35,7 +34,9 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-void spit(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+void spit(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
 
 // A loopback server that keeps what its connections send (bounded in time and size).
 struct Collector {
@@ -125,12 +126,12 @@ wb::engine::RunRequest request_for(Side& s, const std::string& home) {
   wb::engine::RunRequest req;
   // Reads, writes and connections of its own and of the other side's, with a pause in the
   // middle so the two runs overlap.
-  std::string script =
-      "cat " + s.secret_seen + "; cat " + s.secret_hidden + " 2>/dev/null && echo LEAK; " + "echo " + s.name +
-      " > " + s.ws + "/mine; echo " + s.name + " > " + s.other_ws + "/theirs 2>/dev/null; sleep 0.4; " +
-      "exec 3<>/dev/tcp/127.0.0.1/1080 && printf 'hello-" + s.name + "' >&3; exec 3>&-; " +
-      "exec 4<>/dev/tcp/127.0.0.1/3128 && printf 'CONNECT " + s.refused + ":443 HTTP/1.1\\r\\nHost: " + s.refused +
-      ":443\\r\\n\\r\\n' >&4 && read -t 5 line <&4; echo \"proxy: $line\"; pwd; exit 7";
+  std::string script = "cat " + s.secret_seen + "; cat " + s.secret_hidden + " 2>/dev/null && echo LEAK; " + "echo " +
+                       s.name + " > " + s.ws + "/mine; echo " + s.name + " > " + s.other_ws +
+                       "/theirs 2>/dev/null; sleep 0.4; " + "exec 3<>/dev/tcp/127.0.0.1/1080 && printf 'hello-" +
+                       s.name + "' >&3; exec 3>&-; " + "exec 4<>/dev/tcp/127.0.0.1/3128 && printf 'CONNECT " +
+                       s.refused + ":443 HTTP/1.1\\r\\nHost: " + s.refused +
+                       ":443\\r\\n\\r\\n' >&4 && read -t 5 line <&4; echo \"proxy: $line\"; pwd; exit 7";
   req.argv = {"/bin/bash", "-c", script};
   req.command_line = "bash -c ...";
   req.cwd = s.ws;
@@ -171,7 +172,8 @@ TEST_CASE("two runs at once in one process, each confined by its own policy") {
 
   sigset_t mask_before, mask_during, mask_after;
   ::pthread_sigmask(SIG_SETMASK, nullptr, &mask_before);
-  struct sigaction pipe_before {}, pipe_during {};
+  struct sigaction pipe_before {
+  }, pipe_during{};
   ::sigaction(SIGPIPE, nullptr, &pipe_before);
   char cwd_before[4096], cwd_during[4096];
   REQUIRE(::getcwd(cwd_before, sizeof cwd_before));

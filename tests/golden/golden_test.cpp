@@ -1,7 +1,6 @@
 // Golden tests of the Linux planner: facts are built by hand, the rendered bwrap argument list is
 // compared with tests/golden/*.txt. Regenerate with scripts/update-golden.
 #include <catch2/catch.hpp>
-
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -94,8 +93,8 @@ LinuxFacts base_facts() {
   f.bwrap_path = "/usr/bin/bwrap";
   f.bwrap_version[1] = 8;
   f.placeholder_file = "/tmp/wavebox-1000/unreadable";
-  for (auto p : {"/home/u/proj", "/tmp/wavebox-1000/tmp", "/home/u/proj/.git/hooks",
-                 "/home/u/proj/sub/deep/.git/hooks", "/home/u/.ssh"}) {
+  for (auto p : {"/home/u/proj", "/tmp/wavebox-1000/tmp", "/home/u/proj/.git/hooks", "/home/u/proj/sub/deep/.git/hooks",
+                 "/home/u/.ssh"}) {
     fact(f, p, PathKind::kDir);
   }
   for (auto p : {"/home/u/proj/.wave/settings.json", "/home/u/.bashrc", "/home/u/proj/.git/config",
@@ -169,7 +168,8 @@ TEST_CASE("plan: the shim's records keep the plan's order and kinds") {
   LinuxFacts f;
   f.placeholder_file = "/ph";
   CHECK(show_records(render_shim_mounts(plan, f, "")) ==
-        "root ro /\ndev  /dev\nproc new /proc\nrw /w /w\nrw /w/a/b /w/a/b\nro /w/a /w/a\nrw /w/c /w/c\nro /ph /w/d/secret\n"
+        "root ro /\ndev  /dev\nproc new /proc\nrw /w /w\nrw /w/a/b /w/a/b\nro /w/a /w/a\nrw /w/c /w/c\nro /ph "
+        "/w/d/secret\n"
         "tmpfs 0711 /w/e\nro /w/e/f /w/e/f\nrw /w/e/g /w/e/g\ntmpfs 0000 /w/h\n");
   plan.filesystem_open = true;
   CHECK(show_records(render_shim_mounts(plan, f, "")).rfind("root rw /\n", 0) == 0);
@@ -309,7 +309,8 @@ TEST_CASE("plan: a writable workspace inside a denied-read home stays visible, i
   FsPolicy pol;
   pol.writable = {{"/home/u/proj", false}};
   pol.deny_read = {{"/home/u", LeafType::kDir, true, ""}};
-  pol.deny_write = {{"/home/u/proj/.git/hooks", LeafType::kDir, true, ""}, {"/home/u/.bashrc", LeafType::kFile, true, ""}};
+  pol.deny_write = {{"/home/u/proj/.git/hooks", LeafType::kDir, true, ""},
+                    {"/home/u/.bashrc", LeafType::kFile, true, ""}};
   LinuxFacts f;
   f.placeholder_file = "/ph";
   fact(f, "/home/u/proj", PathKind::kDir);

@@ -39,7 +39,8 @@ int main(void) {
   report("openat2", syscall(SYS_openat2, AT_FDCWD, "/", NULL, 0));
   report("fchmodat2", syscall(452 /* fchmodat2 */, AT_FDCWD, ".", 0755, 0));
   report("setxattr", syscall(SYS_setxattr, ".", "user.x", "1", 1, 0));
-  report("setxattrat", syscall(463 /* setxattrat, newer than the filter's libseccomp */, AT_FDCWD, ".", 0, "user.x", NULL, 0));
+  report("setxattrat",
+         syscall(463 /* setxattrat, newer than the filter's libseccomp */, AT_FDCWD, ".", 0, "user.x", NULL, 0));
   report("call_599", syscall(599));
   {
     int fd = open(".", O_RDONLY | O_DIRECTORY);

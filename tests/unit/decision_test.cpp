@@ -1,14 +1,13 @@
 // The decision table (tests/data/decide_cases.json): profiles of settings, commands, and the
 // expected decision, sandboxing and matched rule.
-#include <catch2/catch.hpp>
+#include "core/decision.hpp"
 
 #include <algorithm>
-
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/decision.hpp"
 #include "core/rules.hpp"
 #include "core/shell_split.hpp"
 
@@ -31,8 +30,7 @@ TEST_CASE("decision table") {
     in.disable_sandbox = c.value("disable", false);
     in.sandbox_available = c.value("available", true);
     auto d = decide(profiles.at(c["profile"]), in);
-    INFO("profile " << c["profile"] << ", command: " << in.command << " -> " << d.decision << " ("
-                    << d.reason << ")");
+    INFO("profile " << c["profile"] << ", command: " << in.command << " -> " << d.decision << " (" << d.reason << ")");
     CHECK(d.decision == c["decision"].get<std::string>());
     if (c.contains("sandboxed")) CHECK(d.sandboxed == c["sandboxed"].get<bool>());
     if (c.contains("matchedRule")) CHECK(d.matched_rule == c["matchedRule"].get<std::string>());

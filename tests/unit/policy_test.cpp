@@ -1,8 +1,8 @@
-#include <catch2/catch.hpp>
+#include "core/policy.hpp"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 
-#include "core/policy.hpp"
 #include "core/protect.hpp"
 #include "core/secrets.hpp"
 
@@ -87,7 +87,7 @@ TEST_CASE("creation guard: protected names anywhere, missing guarded paths and t
   CHECK(g.refuses("/w/src/main.c").empty());
   CHECK(g.refuses("/w/.github").empty());
   CHECK(g.refuses("/w/.gitignore").empty());
-  CHECK(g.refuses("/w/sub/.git").empty());  // new repositories are allowed, warned about after the run
+  CHECK(g.refuses("/w/sub/.git").empty());            // new repositories are allowed, warned about after the run
   CHECK_FALSE(g.refuses("/w/.git/modules").empty());  // the zone itself, moved away and made again
   CHECK_FALSE(g.moving_refused("/w/.git/modules").empty());
   CHECK(g.moving_refused("/w/.git/objects").empty());
@@ -123,9 +123,10 @@ TEST_CASE("network-only and filesystem.disabled turn filesystem rules off") {
 }
 
 TEST_CASE("credential variables stay out unless passed") {
-  std::vector<std::string> env = {"PATH=/usr/bin", "HOME=/h", "GITHUB_TOKEN=x", "SSH_AUTH_SOCK=/s", "MY_API_KEY=k",
-                                  "AWS_SECRET_ACCESS_KEY=s", "DB_PASSWORD=p", "TERM=xterm", "npm_config_cache=/c",
-                                  "LANG=C", "CI_JOB_TOKEN=t", "TOKENIZERS_PARALLELISM=false"};
+  std::vector<std::string> env = {"PATH=/usr/bin",    "HOME=/h",        "GITHUB_TOKEN=x",
+                                  "SSH_AUTH_SOCK=/s", "MY_API_KEY=k",   "AWS_SECRET_ACCESS_KEY=s",
+                                  "DB_PASSWORD=p",    "TERM=xterm",     "npm_config_cache=/c",
+                                  "LANG=C",           "CI_JOB_TOKEN=t", "TOKENIZERS_PARALLELISM=false"};
   std::vector<std::string> removed;
   auto out = without_credentials(env, {"CI_*"}, &removed);
   CHECK(out == std::vector<std::string>{"PATH=/usr/bin", "HOME=/h", "TERM=xterm", "npm_config_cache=/c", "LANG=C",

@@ -1,11 +1,11 @@
 // netproxy/relay: one direction of a tunnel between two real socket pairs.
-#include <catch2/catch.hpp>
+#include "netproxy/relay.hpp"
+
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <string>
-
-#include "netproxy/relay.hpp"
 
 using wb::netproxy::Relay;
 

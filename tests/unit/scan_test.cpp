@@ -1,4 +1,6 @@
 // The workspace scan and its cache, on real directories in a temporary tree.
+#include "core/sys/scan.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,7 +14,6 @@
 #include <string>
 
 #include "core/scan_cache.hpp"
-#include "core/sys/scan.hpp"
 
 namespace fs = std::filesystem;
 using wb::sys::scan_tree;
@@ -88,7 +89,7 @@ TEST_CASE("scan: what appears, deep or new, is found; what vanishes is gone") {
   size_t read = 0;
   REQUIRE(t.hits(&read) == std::set<std::string>{"z/.claude/"});
   CHECK(read == 0);
-  t.dir("a/b/c/.git");       // inside an existing directory, three levels down
+  t.dir("a/b/c/.git");        // inside an existing directory, three levels down
   t.dir("new/deeper/.wave");  // a whole new subtree
   fs::remove_all(t.root / "z");
   CHECK(t.hits(&read) == std::set<std::string>{"a/b/c/.git/", "new/deeper/.wave/"});
@@ -159,9 +160,9 @@ TEST_CASE("scan cache format: round trip, and anything inconsistent refused") {
   CHECK(back[1].f.mtime_s == -1);
   CHECK(back[2].f.parent == 1);
   CHECK(back[0].f.ino == 7);
-  CHECK_FALSE(wb::parse_scan_cache(bytes, "/other", back));            // another workspace's
+  CHECK_FALSE(wb::parse_scan_cache(bytes, "/other", back));                           // another workspace's
   CHECK_FALSE(wb::parse_scan_cache(bytes.substr(0, bytes.size() - 1), "/ws", back));  // cut short
-  CHECK_FALSE(wb::parse_scan_cache(bytes + "x", "/ws", back));        // trailing bytes
+  CHECK_FALSE(wb::parse_scan_cache(bytes + "x", "/ws", back));                        // trailing bytes
   auto bad = recs;
   bad[2].f.parent = 2;  // its own parent
   CHECK_FALSE(wb::parse_scan_cache(wb::serialize_scan_cache("/ws", bad), "/ws", back));

@@ -1,10 +1,10 @@
 // The compiled-program cache of bwrap/seccomp.cpp: same bytes as a fresh compile, used when
 // present, ignored and rewritten when it cannot be a program, one file per recipe.
-#include <catch2/catch.hpp>
 #include <dirent.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -77,7 +77,7 @@ TEST_CASE("seccomp: a cached program is the compiled one, used when present, rep
 
   // Compiled by another library (or the same one, upgraded since): compiled again, replaced.
   std::string elsewhere = first;
-  size_t ino_at = elsewhere.find(' ', 14) + 1;                      // "wavebox-bpf 2 DEV INO ..."
+  size_t ino_at = elsewhere.find(' ', 14) + 1;                           // "wavebox-bpf 2 DEV INO ..."
   elsewhere.replace(ino_at, elsewhere.find(' ', ino_at) - ino_at, "0");  // inode 0: no file has it
   std::ofstream(file, std::ios::binary | std::ios::trunc) << elsewhere << other;
   REQUIRE(compile_seccomp(rules, fd.get(), dir).ok());

@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "core/settings.hpp"
+
+#include <catch2/catch.hpp>
 
 using namespace wb;
 
@@ -52,17 +52,18 @@ TEST_CASE("relative filesystem paths resolve against the settings file's directo
 }
 
 TEST_CASE("merge: objects deep, arrays concatenated without duplicates, scalars later wins") {
-  auto r = load_settings(
-      {{"/a/s.json", R"({"sandbox":{"enabled":false,"network":{"allowedDomains":["a.com","b.com"]}}})"},
-       {"/b/s.json", R"({"sandbox":{"enabled":true,"network":{"allowedDomains":["b.com","c.com"]}}})"}},
-      "/home/u");
+  auto r =
+      load_settings({{"/a/s.json", R"({"sandbox":{"enabled":false,"network":{"allowedDomains":["a.com","b.com"]}}})"},
+                     {"/b/s.json", R"({"sandbox":{"enabled":true,"network":{"allowedDomains":["b.com","c.com"]}}})"}},
+                    "/home/u");
   REQUIRE(r.ok());
   CHECK(r->sandbox.enabled);
   CHECK(r->sandbox.network.allowed_domains == std::vector<std::string>{"a.com", "b.com", "c.com"});
 }
 
 TEST_CASE("Edit and Read permission rules feed the filesystem policy") {
-  auto r = load1(R"J({"permissions":{"allow":["Edit(gen)"],"deny":["Edit(~/.config)","Read(~/.secrets)","Bash(rm:*)"]}})J");
+  auto r =
+      load1(R"J({"permissions":{"allow":["Edit(gen)"],"deny":["Edit(~/.config)","Read(~/.secrets)","Bash(rm:*)"]}})J");
   REQUIRE(r.ok());
   CHECK(r->sandbox.filesystem.allow_write == std::vector<std::string>{"/proj/.wave/gen"});
   CHECK(r->sandbox.filesystem.deny_write == std::vector<std::string>{"/home/u/.config"});
