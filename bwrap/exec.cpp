@@ -7,6 +7,7 @@
 #include <spawn.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -178,6 +179,12 @@ void SignalQueue::push(int sig) {
 }
 
 std::vector<int> SignalQueue::take() {
+  if (signalfd_ >= 0) {
+    std::vector<int> got;
+    struct signalfd_siginfo si;
+    while (::read(signalfd_, &si, sizeof si) == sizeof si) got.push_back(static_cast<int>(si.ssi_signo));
+    return got;
+  }
   uint64_t n;
   (void)!::read(efd_.get(), &n, sizeof n);
   std::lock_guard<std::mutex> lock(mu_);

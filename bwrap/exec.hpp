@@ -71,14 +71,18 @@ Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std
 class SignalQueue {
  public:
   SignalQueue();
+  // Signals read from a signalfd instead (the CLI's terminal signals, when it supervises on its
+  // own thread); the fd stays the caller's.
+  explicit SignalQueue(int signalfd) : signalfd_(signalfd) {}
   void push(int sig);
   std::vector<int> take();
-  int fd() const { return efd_.get(); }
+  int fd() const { return signalfd_ >= 0 ? signalfd_ : efd_.get(); }
 
  private:
   std::mutex mu_;
   std::vector<int> pending_;
   sys::Fd efd_;
+  int signalfd_ = -1;
 };
 
 struct ExecRequest {

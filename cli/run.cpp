@@ -94,17 +94,6 @@ struct ForwardedSignals {
   void restore() { ::pthread_sigmask(SIG_SETMASK, &old, nullptr); }
 };
 
-int wait_forwarding(engine::Run& run, ForwardedSignals& sigs) {
-  for (;;) {
-    struct pollfd p[2] = {{run.done_fd(), POLLIN, 0}, {sigs.fd.get(), POLLIN, 0}};
-    if (::poll(p, 2, -1) < 0 && errno != EINTR) return -1;
-    if (p[0].revents) return 0;
-    struct signalfd_siginfo si;
-    while (p[1].revents && ::read(sigs.fd.get(), &si, sizeof si) == sizeof si)
-      run.signal(static_cast<int>(si.ssi_signo));
-  }
-}
-
 }  // namespace
 
 int cmd_run(const Options& o) {
@@ -126,10 +115,8 @@ int cmd_run(const Options& o) {
     sigs.restore();  // the command gets the signal mask wavebox was given
     return exec_unsandboxed(o, prepared->unsandboxed.command);
   }
-  auto run = engine::start(std::move(*prepared));
-  if (!run.ok()) return report_error(run.error());
-  wait_forwarding(**run, sigs);
-  auto outcome = (*run)->wait();
+  // One command in this process: supervised on this thread, the terminal's signals forwarded.
+  auto outcome = engine::run_here(std::move(*prepared), sigs.fd.get());
   if (!outcome.ok()) return report_error(outcome.error());
   std::string block = render_block(outcome->violations, outcome->more);
   if (!block.empty()) std::fwrite(block.data(), 1, block.size(), stderr);

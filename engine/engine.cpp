@@ -270,7 +270,6 @@ struct Run::State {
   bool sandboxed = false;
   lnx::SignalQueue signals;
   pid_t pid = -1;  // unsandboxed: the command
-  std::unique_ptr<netproxy::Proxy> proxy;
   Result<Outcome> result = Outcome{};
 };
 
@@ -299,23 +298,39 @@ Result<Outcome> Run::wait() {
 
 namespace {
 
+Outcome finish(const Internal& in, const lnx::RunOutcome& o);
+
 // The proxy for one run: its own policy and violation sink, on the listeners of its own
 // network namespace. Started at the first connection.
-void wire_network(Run::State& st) {
-  lnx::LinuxRun& run = st.internal->run;
-  const Settings& s = st.internal->req.settings;
-  run.start_network = [&st, &s](sys::Fd http, sys::Fd socks, std::function<void(const Violation&)> sink) -> Status {
+void wire_network(Internal& in, std::unique_ptr<netproxy::Proxy>& proxy) {
+  lnx::LinuxRun& run = in.run;
+  const Settings& s = in.req.settings;
+  run.start_network = [&in, &s, &proxy](sys::Fd http, sys::Fd socks,
+                                        std::function<void(const Violation&)> sink) -> Status {
     netproxy::ProxyConfig cfg;
-    cfg.policy = st.internal->net_policy;
+    cfg.policy = in.net_policy;
     cfg.on_refusal = std::move(sink);
     cfg.forward_http_port = s.sandbox.network.http_proxy_port;
     cfg.forward_socks_port = s.sandbox.network.socks_proxy_port;
-    st.proxy = WB_TRY(netproxy::Proxy::start(std::move(cfg), std::move(http), std::move(socks)));
+    proxy = WB_TRY(netproxy::Proxy::start(std::move(cfg), std::move(http), std::move(socks)));
     return ok_status();
   };
-  run.stop_network = [&st] {
-    if (st.proxy) st.proxy->stop();
+  run.stop_network = [&proxy] {
+    if (proxy) proxy->stop();
   };
+}
+
+// The sandboxed run on the calling thread, signals taken from signals.
+Result<Outcome> supervise_here(Internal& in, lnx::SignalQueue& signals) {
+  // The proxy holds two sockets per tunnel: the soft limit goes up once for the process (a
+  // sandbox's keeper gets the original back).
+  static std::once_flag raised;
+  std::call_once(raised, sys::raise_fd_limit);
+  std::unique_ptr<netproxy::Proxy> proxy;
+  wire_network(in, proxy);
+  in.run.signals = &signals;
+  auto o = WB_TRY(lnx::run_sandboxed(std::move(in.run)));
+  return finish(in, o);
 }
 
 Outcome finish(const Internal& in, const lnx::RunOutcome& o) {
@@ -372,22 +387,9 @@ Result<std::unique_ptr<Run>> start(Prepared p) {
   std::unique_ptr<Run> run(new Run(std::move(st)));
   Run::State* state = run->state_.get();
   int done = run->done_.get();
-  if (state->sandboxed) {
-    // The proxy holds two sockets per tunnel: the soft limit goes up once for the process (a
-    // sandbox's keeper gets the original back).
-    static std::once_flag raised;
-    std::call_once(raised, sys::raise_fd_limit);
-    wire_network(*state);
-    state->internal->run.signals = &state->signals;
-  }
   run->thread_ = std::thread([state, done] {
     if (state->sandboxed) {
-      auto o = lnx::run_sandboxed(std::move(state->internal->run));
-      if (o.ok()) {
-        state->result = finish(*state->internal, *o);
-      } else {
-        state->result = o.error();
-      }
+      state->result = supervise_here(*state->internal, state->signals);
     } else {
       int ws = 0;
       while (::waitpid(state->pid, &ws, 0) < 0 && errno == EINTR) {
@@ -401,6 +403,12 @@ Result<std::unique_ptr<Run>> start(Prepared p) {
     (void)!::write(done, &one, sizeof one);
   });
   return run;
+}
+
+Result<Outcome> run_here(Prepared p, int signal_fd) {
+  if (!p.sandboxed) return make_error(ErrorKind::kSandboxFailed, "internal: run_here of an unsandboxed run");
+  lnx::SignalQueue signals(signal_fd);
+  return supervise_here(*p.internal, signals);
 }
 
 }  // namespace wb::engine

@@ -115,5 +115,8 @@ class Run {
 
 // Starts the prepared run: the command runs when this returns without error.
 Result<std::unique_ptr<Run>> start(Prepared p);
+// A sandboxed run on the calling thread, to its end: what a one-command process needs (no
+// thread to make). signal_fd: a signalfd whose signals are forwarded to the command, or -1.
+Result<Outcome> run_here(Prepared p, int signal_fd);
 
 }  // namespace wb::engine
