@@ -128,6 +128,16 @@ double now_s() {
 
 }  // namespace
 
+std::string encode_limits(long long cpu_seconds, long long processes, long long memory_mb) {
+  return fmt::format("{}:{}:{}", cpu_seconds, processes, memory_mb);
+}
+
+std::string encode_spec(const std::string& limits, const std::string& exe, const std::vector<std::string>& command) {
+  std::string spec = limits + '\0' + (exe.empty() ? std::string("-") : exe) + '\0';
+  for (const auto& a : command) spec += a + '\0';
+  return spec;
+}
+
 Result<sys::Fd> new_memfd(const char* name) {
   Fd fd(::memfd_create(name, MFD_CLOEXEC));
   if (!fd.valid()) return sys::sys_error("memfd_create", name, errno);
@@ -242,9 +252,8 @@ Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std
 Status begin_launch(Launch& L, const ExecRequest& req, const std::string& early_options) {
   // The command, its limits and where it was found, first: the shim reads them as soon as bwrap
   // runs it.
-  std::string spec = req.limits + '\0' + (req.exe.empty() ? std::string("-") : req.exe) + '\0';
-  for (const auto& a : req.command) spec += a + '\0';
-  WB_TRY(sys::replace_contents(L.spec.get(), spec, "the command for the shim"));
+  WB_TRY(
+      sys::replace_contents(L.spec.get(), encode_spec(req.limits, req.exe, req.command), "the command for the shim"));
   // The command's environment, for bwrap to set before it runs the shim.
   std::string& env_options = L.env_options;
   env_options.clear();
@@ -536,7 +545,7 @@ Result<int> Supervision::result() {
 Status send_start_word(Launch& L, const ExecRequest& req) {
   const int shim_sock = req.observer ? req.observer->socket_fd() : L.obs_ours.get();
   int stdio[3];
-  char word[2] = {'M', 0};
+  char word[2] = {WB_WORD_START, 0};
   size_t passed = 0;
   for (int i = 0; i < 3; ++i) {
     if (req.stdio[i] < 0) continue;

@@ -14,18 +14,19 @@
 
 #include "bwrap/netns.hpp"
 #include "bwrap/observer.hpp"
+#include "bwrap/shim/wire.h"
 #include "core/log.hpp"
 #include "core/result.hpp"
 #include "core/sys/fd.hpp"
 
 namespace wb::lnx {
 
-constexpr int kArgsFd = 3;
-constexpr int kStatusFd = 4;
-constexpr int kSeccompFd = 5;
-constexpr int kShimSpecFd = 6;
-constexpr int kObserverSockFd = 7;
-constexpr int kShimMountsFd = 8;
+constexpr int kArgsFd = WB_FD_ARGS;
+constexpr int kStatusFd = WB_FD_STATUS;
+constexpr int kSeccompFd = WB_FD_SECCOMP;
+constexpr int kShimSpecFd = WB_FD_SPEC;
+constexpr int kObserverSockFd = WB_FD_OBSERVER;
+constexpr int kShimMountsFd = WB_FD_MOUNTS;
 
 // The start of a run, before anything is planned: the keeper (bwrap/netns.hpp) makes the
 // namespaces and starts bwrap, which waits for its options on a pipe (fd 3), while wavebox
@@ -103,7 +104,7 @@ struct ExecRequest {
   SignalQueue* signals = nullptr;  // what to forward to the command while it runs
   const Logger* log = nullptr;
   std::string limits = "0:0:0";  // CPU seconds : processes : memory MB for the command (0 = none)
-  // Receives the listener of the shim's seccomp program (bwrap/shim.c).
+  // Receives the listener of the shim's seccomp program (bwrap/shim/shim.c).
   Observer* observer = nullptr;
   // bwrap runs inside a fresh network namespace (bwrap/netns.hpp); on_listeners receives the
   // proxy's listening sockets before the command can connect, and must start serving them.
@@ -115,6 +116,10 @@ struct ExecRequest {
   // while bwrap and the keeper finish.
   std::function<void()> on_sandbox_ended;
 };
+
+// The shim's spec (bwrap/shim/wire.h): LIMITS, EXE ("-": search PATH), COMMAND, ARG...
+std::string encode_limits(long long cpu_seconds, long long processes, long long memory_mb);
+std::string encode_spec(const std::string& limits, const std::string& exe, const std::vector<std::string>& command);
 
 // A new memory file (close-on-exec), for the launch's fds.
 Result<sys::Fd> new_memfd(const char* name);

@@ -26,31 +26,9 @@
 namespace wb::lnx {
 namespace {
 
-// Child-side failure report: the step and errno, written to a close-on-exec pipe.
-struct ChildError {
-  int step;
-  int err;
-};
-
+using ChildError = wb_keeper_error;  // the keeper's {step, errno} (bwrap/shim/wire.h)
 const char* step_name(int step) {
-  switch (step) {
-    case 1:
-      return "creating the user and network namespace";
-    case 2:
-      return "writing the user namespace's id maps";
-    case 3:
-      return "raising the loopback interface";
-    case 4:
-      return "binding the proxy listeners";
-    case 5:
-      return "handing the listeners over";
-    case 6:
-      return "starting bubblewrap";
-    case 7:
-      return "starting bubblewrap as the namespace's pid 1";
-    default:
-      return "setting up the network namespace";
-  }
+  return wb_step_name(step);
 }
 
 [[noreturn]] void child_fail(int errfd, int step) {
@@ -82,13 +60,13 @@ struct SpawnChild {
   ::setpgid(0, 0);
   if (const struct rlimit* r = sys::original_fd_limit()) ::setrlimit(RLIMIT_NOFILE, r);
   for (const auto& [from, to] : *c->dups) {
-    if (::dup2(from, to) < 0) child_fail(err_hi, 6);
+    if (::dup2(from, to) < 0) child_fail(err_hi, WB_STEP_EXEC_BWRAP);
   }
-  if (::dup2(sock_hi, c->sock_fd) < 0 || ::dup2(err_hi, c->err_fd) < 0) child_fail(err_hi, 6);
+  if (::dup2(sock_hi, c->sock_fd) < 0 || ::dup2(err_hi, c->err_fd) < 0) child_fail(err_hi, WB_STEP_EXEC_BWRAP);
   // Descriptors the caller leaked must not reach the sandbox.
   ::syscall(SYS_close_range, static_cast<unsigned>(c->err_fd + 1), ~0U, 0);
   ::execve(c->shim->c_str(), c->av->data(), c->ev->data());
-  child_fail(c->err_fd, 6);
+  child_fail(c->err_fd, WB_STEP_EXEC_BWRAP);
 }
 
 // vfork: no copy of our page tables, and none of our pages made copy-on-write (each first write
@@ -150,7 +128,7 @@ Result<NetnsChild> spawn_in_netns(const std::string& shim, const std::vector<std
 Status receive_listeners(NetnsChild& child) {
   int fds[2] = {-1, -1};
   char hello = 0;
-  if (sys::recv_fds(child.control.get(), fds, 2, &hello, 1) == 2) {
+  if (sys::recv_fds(child.control.get(), fds, 2, &hello, 1) == 2 && hello == WB_WORD_LISTENERS) {
     child.http_listener.reset(fds[0]);
     child.socks_listener.reset(fds[1]);
   }

@@ -15,13 +15,14 @@
 #include <utility>
 #include <vector>
 
+#include "bwrap/shim/wire.h"
 #include "core/result.hpp"
 #include "core/sys/fd.hpp"
 
 namespace wb::lnx {
 
-constexpr int kHttpProxyPort = 3128;
-constexpr int kSocksProxyPort = 1080;
+constexpr int kHttpProxyPort = WB_HTTP_PORT;
+constexpr int kSocksProxyPort = WB_SOCKS_PORT;
 
 struct NetnsChild {
   pid_t pid = -1;        // the keeper: our child; its exit status is bwrap's
@@ -37,7 +38,7 @@ Status receive_listeners(NetnsChild& child);
 // Sets bwrap_pid and waits until bwrap is exec'd there, or reports the step that failed.
 Status await_bwrap(NetnsChild& child);
 
-// Starts `wavebox-shim keeper` (see bwrap/shim.c), which creates the namespaces and execs argv
+// Starts `wavebox-shim keeper` (see bwrap/shim/shim.c), which creates the namespaces and execs argv
 // (bwrap) in them at once; bwrap then waits for its arguments (`--args` on a pipe the caller
 // fills, before or once it has planned). Returns at once. dups: (from, to) pairs applied before; every other
 // fd >= close_from closed.

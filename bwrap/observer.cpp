@@ -22,6 +22,7 @@
 #include <cstring>
 #include <system_error>
 
+#include "bwrap/shim/wire.h"
 #include "core/log.hpp"
 #include "core/paths.hpp"
 #include "core/sys/fdpass.hpp"
@@ -127,13 +128,14 @@ Observer::~Observer() {
 bool Observer::receive_listener() {
   char byte;
   int fd = -1;
-  if (sys::recv_fds(ours_.get(), &fd, 1, &byte, 1) != 1) {
+  if (sys::recv_fds(ours_.get(), &fd, 1, &byte, 1) != 1 || byte != WB_WORD_LISTENERS) {
+    if (fd >= 0) ::close(fd);
     ours_.reset();
     return false;
   }
   listener_.reset(fd);
-  // The shim waits for this before it starts the command (see bwrap/shim.c).
-  char ack = 'A';
+  // The shim waits for this before it starts the command (see bwrap/shim/shim.c).
+  char ack = WB_WORD_ACK;
   (void)!::send(ours_.get(), &ack, 1, MSG_NOSIGNAL);
   return true;
 }
@@ -145,7 +147,7 @@ bool Observer::receive_end(int* status) {
     n = ::recv(ours_.get(), msg, sizeof msg, MSG_WAITALL);
   } while (n < 0 && errno == EINTR);
   ours_.reset();
-  if (n != static_cast<ssize_t>(sizeof msg) || msg[0] != 'E') return false;
+  if (n != static_cast<ssize_t>(sizeof msg) || msg[0] != WB_WORD_END) return false;
   *status = msg[1];
   return true;
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 
+#include "bwrap/shim/wire.h"
 #include "core/paths.hpp"
 
 namespace wb::lnx {
@@ -306,26 +307,26 @@ std::string render_shim_mounts(const Plan& plan, const LinuxFacts& facts, const 
       out += '\0';
     }
   };
-  record("root", plan.filesystem_open ? "rw" : "ro", "/");
-  record("dev", console, "/dev");
-  record("proc", plan.host_proc ? "host" : "new", "/proc");
+  record(WB_MOUNT_ROOT, plan.filesystem_open ? WB_ROOT_RW : WB_ROOT_RO, "/");
+  record(WB_MOUNT_DEV, console, "/dev");
+  record(WB_MOUNT_PROC, plan.host_proc ? WB_PROC_HOST : WB_PROC_NEW, "/proc");
   for (const auto& op : plan.mounts) {
     switch (op.kind) {
       case MountKind::kRwBind:
       case MountKind::kPin:
-        record("rw", op.path, op.path);
+        record(WB_MOUNT_RW, op.path, op.path);
         break;
       case MountKind::kCarve:
-        record(op.writable ? "rw" : "ro", op.path, op.path);
+        record(op.writable ? WB_MOUNT_RW : WB_MOUNT_RO, op.path, op.path);
         break;
       case MountKind::kRoBind:
-        record("ro", op.path, op.path);
+        record(WB_MOUNT_RO, op.path, op.path);
         break;
       case MountKind::kMaskFile:
-        record("ro", facts.placeholder_file, op.path);
+        record(WB_MOUNT_RO, facts.placeholder_file, op.path);
         break;
       case MountKind::kMaskDir:
-        record("tmpfs", op.has_inner ? "0711" : "0000", op.path);
+        record(WB_MOUNT_TMPFS, op.has_inner ? "0711" : "0000", op.path);
         break;
     }
   }
@@ -333,8 +334,12 @@ std::string render_shim_mounts(const Plan& plan, const LinuxFacts& facts, const 
 }
 
 std::string render_shim_devices_read_only() {
-  using namespace std::string_literals;
-  return "devices-ro\0\0/dev\0"s;
+  std::string out = WB_MOUNT_DEVICES_RO;
+  out += '\0';
+  out += '\0';
+  out += "/dev";
+  out += '\0';
+  return out;
 }
 
 std::vector<std::string> render_args(const Plan& plan, const LinuxFacts& facts, const RunSpec& run) {

@@ -435,7 +435,7 @@ ExecRequest exec_request(const LinuxRun& run) {
   req.bwrap_clearenv =
       run.bwrap_version[0] > 0 || run.bwrap_version[1] >= 5 || (run.bwrap_version[0] == 0 && run.bwrap_version[1] == 0);
   req.timeout_seconds = run.timeout_seconds;
-  req.limits = fmt::format("{}:{}:{}", run.cpu_seconds, run.pids, run.memory_mb);
+  req.limits = encode_limits(run.cpu_seconds, run.pids, run.memory_mb);
   return req;
 }
 

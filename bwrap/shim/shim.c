@@ -60,7 +60,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum { kHttpPort = 3128, kSocksPort = 1080 };
+#include "wire.h"
 
 static int die(const char* what) {
   fprintf(stderr, "wavebox: error: observer: %s: %s\n", what, strerror(errno));
@@ -68,8 +68,8 @@ static int die(const char* what) {
 }
 
 static void fail_step(int errfd, int step) {
-  int e[2] = {step, errno};
-  (void)!write(errfd, e, sizeof e);
+  struct wb_keeper_error e = {step, errno};
+  (void)!write(errfd, &e, sizeof e);
   _exit(127);
 }
 
@@ -165,7 +165,7 @@ static int receive_stdio(int sock) {
   }
   int want = 0;
   for (int i = 0; i < 3; ++i) want += (word[1] >> i) & 1;
-  if (n != (ssize_t)sizeof word || word[0] != 'M' || (msg.msg_flags & MSG_CTRUNC) || got != want) {
+  if (n != (ssize_t)sizeof word || word[0] != WB_WORD_START || (msg.msg_flags & MSG_CTRUNC) || got != want) {
     for (int i = 0; i < got; ++i) close(fds[i]);
     return -1;
   }
@@ -460,20 +460,20 @@ static int place_mounts(int fd, int* placed) {
   }
   size_t cap = 8, n = 0;
   struct record* r = malloc(cap * sizeof *r);
-  for (char *p = buf, *end = buf + len; p < end;) {
+  const char* p = buf;
+  for (;;) {
+    const char* f[3];
+    int got = wb_next_mount(&p, buf + len, f);
+    if (got < 0) return errno = EINVAL, die("the mount list");
+    if (got == 0) break;
     if (n == cap) r = realloc(r, (cap *= 2) * sizeof *r);
     if (!r) return die("the mount list");
-    const char* f[3];
-    for (int i = 0; i < 3; ++i) {
-      if (p >= end) return errno = EINVAL, die("the mount list");
-      f[i] = p;
-      p += strlen(p) + 1;
-    }
     r[n++] = (struct record){f[0], f[1], f[2], -1, 0};
   }
-  int devices_ro = n == 1 && strcmp(r[0].kind, "devices-ro") == 0;
-  if (!devices_ro && (n < 3 || strcmp(r[0].kind, "root") != 0 || strcmp(r[1].kind, "dev") != 0 ||
-                      strcmp(r[2].kind, "proc") != 0 || (strcmp(r[2].a, "new") != 0 && strcmp(r[2].a, "host") != 0))) {
+  int devices_ro = n == 1 && strcmp(r[0].kind, WB_MOUNT_DEVICES_RO) == 0;
+  if (!devices_ro && (n < 3 || strcmp(r[0].kind, WB_MOUNT_ROOT) != 0 || strcmp(r[1].kind, WB_MOUNT_DEV) != 0 ||
+                      strcmp(r[2].kind, WB_MOUNT_PROC) != 0 ||
+                      (strcmp(r[2].a, WB_PROC_NEW) != 0 && strcmp(r[2].a, WB_PROC_HOST) != 0))) {
     return errno = EINVAL, die("the mount list");
   }
   if (devices_ro) {
@@ -496,9 +496,9 @@ static int place_mounts(int fd, int* placed) {
   int console = -1;
   if (r[1].a[0] && (console = clone_node(r[1].a)) < 0) return 125;
   for (size_t i = 3; i < n; ++i) {
-    int ro = strcmp(r[i].kind, "ro") == 0;
-    if (strcmp(r[i].kind, "tmpfs") == 0) continue;
-    if (!ro && strcmp(r[i].kind, "rw") != 0) return errno = EINVAL, die("the mount list");
+    int ro = strcmp(r[i].kind, WB_MOUNT_RO) == 0;
+    if (strcmp(r[i].kind, WB_MOUNT_TMPFS) == 0) continue;
+    if (!ro && strcmp(r[i].kind, WB_MOUNT_RW) != 0) return errno = EINVAL, die("the mount list");
     r[i].fd = clone_tree(r[i].a, r[i].path, (ro ? MOUNT_ATTR_RDONLY : 0) | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
     if (r[i].fd < 0) return 125;
     struct stat st;
@@ -506,14 +506,14 @@ static int place_mounts(int fd, int* placed) {
     r[i].is_dir = S_ISDIR(st.st_mode);
   }
 
-  int root_ro = strcmp(r[0].a, "ro") == 0;
+  int root_ro = strcmp(r[0].a, WB_ROOT_RO) == 0;
   if (set_attr(AT_FDCWD, "/", AT_RECURSIVE, (root_ro ? MOUNT_ATTR_RDONLY : 0) | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
                0) != 0) {
     return fail_at("mount_setattr", "/");
   }
   /* The host's /proc (enableWeakerNestedSandbox, where a new one is refused) stays where the
    * tree has it, read-only like the rest of it. */
-  const int host_proc = strcmp(r[2].a, "host") == 0;
+  const int host_proc = strcmp(r[2].a, WB_PROC_HOST) == 0;
   if (host_proc) {
     if (set_attr(AT_FDCWD, "/proc", AT_RECURSIVE,
                  MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0) != 0) {
@@ -529,7 +529,8 @@ static int place_mounts(int fd, int* placed) {
     int in_mask = 0;
     for (size_t j = 3; j < i && !in_mask; ++j) {
       size_t len = strlen(r[j].path);
-      in_mask = strcmp(r[j].kind, "tmpfs") == 0 && strncmp(r[i].path, r[j].path, len) == 0 && r[i].path[len] == '/';
+      in_mask =
+          strcmp(r[j].kind, WB_MOUNT_TMPFS) == 0 && strncmp(r[i].path, r[j].path, len) == 0 && r[i].path[len] == '/';
     }
     if (r[i].fd >= 0) {
       if (ensure_point(r[i].path, r[i].is_dir, in_mask) != 0) return fail_at("creating the mount point", r[i].path);
@@ -545,14 +546,14 @@ static int place_mounts(int fd, int* placed) {
     if (move_to(m, r[i].path) != 0) return 125;
   }
   for (size_t i = 3; i < n; ++i) {
-    if (strcmp(r[i].kind, "tmpfs") == 0 && strcmp(r[i].a, "0000") != 0 &&
+    if (strcmp(r[i].kind, WB_MOUNT_TMPFS) == 0 && strcmp(r[i].a, "0000") != 0 &&
         set_attr(AT_FDCWD, r[i].path, 0, MOUNT_ATTR_RDONLY, 0) != 0) {
       return fail_at("mount_setattr", r[i].path);
     }
   }
   if (root_ro && must_be_read_only("/") != 0) return 125;
   for (size_t i = 3; i < n; ++i) {
-    if (strcmp(r[i].kind, "rw") != 0 && must_be_read_only(r[i].path) != 0) return 125;
+    if (strcmp(r[i].kind, WB_MOUNT_RW) != 0 && must_be_read_only(r[i].path) != 0) return 125;
   }
   free(r);
   free(buf);
@@ -666,22 +667,22 @@ static int keeper(int argc, char** argv) {
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != parent) _exit(127);
   fcntl(sock, F_SETFD, FD_CLOEXEC);
   fcntl(errfd, F_SETFD, FD_CLOEXEC);
-  if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID) != 0) fail_step(errfd, 1);
+  if (unshare(CLONE_NEWUSER | CLONE_NEWNET | CLONE_NEWPID) != 0) fail_step(errfd, WB_STEP_UNSHARE);
   /* An unprivileged process may map exactly its own ids, after giving up setgroups. */
   char map[64];
-  if (write_file("/proc/self/setgroups", "deny") != 0) fail_step(errfd, 2);
+  if (write_file("/proc/self/setgroups", "deny") != 0) fail_step(errfd, WB_STEP_ID_MAPS);
   snprintf(map, sizeof map, "%s %s 1\n", uid, uid);
-  if (write_file("/proc/self/uid_map", map) != 0) fail_step(errfd, 2);
+  if (write_file("/proc/self/uid_map", map) != 0) fail_step(errfd, WB_STEP_ID_MAPS);
   snprintf(map, sizeof map, "%s %s 1\n", gid, gid);
-  if (write_file("/proc/self/gid_map", map) != 0) fail_step(errfd, 2);
+  if (write_file("/proc/self/gid_map", map) != 0) fail_step(errfd, WB_STEP_ID_MAPS);
   /* The loopback must be raised by a process inside the namespace: an ioctl, not `ip`. */
   int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   struct ifreq ifr;
   memset(&ifr, 0, sizeof ifr);
   strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
-  if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) != 0) fail_step(errfd, 3);
+  if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) != 0) fail_step(errfd, WB_STEP_LOOPBACK);
   ifr.ifr_flags = (short)(ifr.ifr_flags | IFF_UP | IFF_RUNNING);
-  if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0) fail_step(errfd, 3);
+  if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0) fail_step(errfd, WB_STEP_LOOPBACK);
   close(s);
   /* Every connection in this namespace runs over its loopback, where a pacing congestion control
    * (bbr, a common host default the namespace inherits) only costs: a timer per burst, a third of
@@ -689,15 +690,15 @@ static int keeper(int argc, char** argv) {
    * leaves the inherited one. */
   if (write_file("/proc/sys/net/ipv4/tcp_congestion_control", "cubic") != 0)
     (void)write_file("/proc/sys/net/ipv4/tcp_congestion_control", "reno");
-  int lh = listener(kHttpPort), ls = listener(kSocksPort);
-  if (lh < 0 || ls < 0) fail_step(errfd, 4);
+  int lh = listener(WB_HTTP_PORT), ls = listener(WB_SOCKS_PORT);
+  if (lh < 0 || ls < 0) fail_step(errfd, WB_STEP_LISTENERS);
 
   /* The listeners go out first: wavebox serves them and plans the sandbox meanwhile. bwrap
    * starts at once too, and waits for its argument list, which wavebox writes into a pipe, before
    * or once it has planned (or wavebox kills us, and with us everything below). */
   int fds[2] = {lh, ls};
-  char hello = 'L';
-  if (send_fds(sock, fds, 2, &hello, 1) != 0) fail_step(errfd, 5);
+  char hello = WB_WORD_LISTENERS;
+  if (send_fds(sock, fds, 2, &hello, 1) != 0) fail_step(errfd, WB_STEP_HAND_OVER);
   close(lh);
   close(ls);
 
@@ -705,19 +706,19 @@ static int keeper(int argc, char** argv) {
    * of the namespace and below. A pipe tells it, before exec, whether the keeper still lives
    * (getppid() is 0 across a pid namespace boundary). */
   int alive[2];
-  if (pipe2(alive, O_CLOEXEC) != 0) fail_step(errfd, 7);
+  if (pipe2(alive, O_CLOEXEC) != 0) fail_step(errfd, WB_STEP_FORK_BWRAP);
   pid_t bwrap = fork();
-  if (bwrap < 0) fail_step(errfd, 7);
+  if (bwrap < 0) fail_step(errfd, WB_STEP_FORK_BWRAP);
   if (bwrap == 0) {
     close(alive[1]);
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) _exit(127);
     struct pollfd pf = {alive[0], POLLIN, 0};
     if (poll(&pf, 1, 0) > 0) _exit(127); /* EOF: the keeper is already gone */
     execv(argv[7], argv + 7);
-    fail_step(errfd, 6);
+    fail_step(errfd, WB_STEP_EXEC_BWRAP);
   }
   close(alive[0]);
-  if (write(sock, &bwrap, sizeof bwrap) != (ssize_t)sizeof bwrap) fail_step(errfd, 5);
+  if (write(sock, &bwrap, sizeof bwrap) != (ssize_t)sizeof bwrap) fail_step(errfd, WB_STEP_HAND_OVER);
   close(sock);
   close(errfd);
   let_go_of_output();
@@ -739,10 +740,9 @@ static char** read_spec(char** argv) {
   char* buf = read_all(fd, &len);
   close(fd);
   if (!buf) return NULL;
-  size_t fields = 0;
-  for (size_t i = 0; i < len; ++i) fields += buf[i] == 0;
-  if (len == 0 || buf[len - 1] != 0 || fields < 3) return NULL;
-  char** av = calloc(fields + 4, sizeof *av);
+  int fields = wb_spec_fields(buf, len);
+  if (fields < 0) return NULL;
+  char** av = calloc((size_t)fields + 4, sizeof *av);
   if (!av) return NULL;
   av[0] = argv[0];
   av[1] = argv[1];
@@ -789,7 +789,7 @@ static int observed_init(char** args) {
   int listener_fd = -1;
   if (load_filter(filter_fd, SECCOMP_FILTER_FLAG_NEW_LISTENER, &listener_fd) != 0)
     return die("loading the seccomp filter");
-  char byte = 'L';
+  char byte = WB_WORD_LISTENERS;
   if (send_fds(sock_fd, &listener_fd, 1, &byte, 1) != 0) {
     if (errno == EPIPE || errno == ECONNRESET) return 125; /* wavebox is gone: nothing to say */
     return die("handing the listener out");
@@ -811,8 +811,8 @@ static int observed_init(char** args) {
     return die("keeping the socket to wavebox");
   }
 
-  unsigned long long cpu = 0, nproc = 0, mem = 0;
-  if (sscanf(argv[3], "%llu:%llu:%llu", &cpu, &nproc, &mem) != 3) {
+  struct wb_limits lim;
+  if (wb_parse_limits(argv[3], &lim) != 0) {
     errno = EINVAL;
     return die("the resource limits");
   }
@@ -822,16 +822,16 @@ static int observed_init(char** args) {
     /* A process group of its own: wavebox forwards terminal signals to it. */
     setpgid(0, 0);
     struct rlimit r;
-    if (cpu) {
-      r.rlim_cur = r.rlim_max = cpu;
+    if (lim.cpu_seconds) {
+      r.rlim_cur = r.rlim_max = lim.cpu_seconds;
       if (setrlimit(RLIMIT_CPU, &r) != 0) _exit(die("RLIMIT_CPU"));
     }
-    if (nproc) {
-      r.rlim_cur = r.rlim_max = nproc;
+    if (lim.processes) {
+      r.rlim_cur = r.rlim_max = lim.processes;
       if (setrlimit(RLIMIT_NPROC, &r) != 0) _exit(die("RLIMIT_NPROC"));
     }
-    if (mem) {
-      r.rlim_cur = r.rlim_max = mem * 1024 * 1024;
+    if (lim.memory_mb) {
+      r.rlim_cur = r.rlim_max = lim.memory_mb * 1024 * 1024;
       if (setrlimit(RLIMIT_AS, &r) != 0) _exit(die("RLIMIT_AS"));
     }
     /* wavebox found the command on PATH already (the sandbox sees the same PATH and files):
@@ -867,7 +867,7 @@ static int observed_init(char** args) {
   close(2);
   /* (Only pid 1 is every orphan's reaper, so only then does "no child left" mean empty.) */
   if (getpid() == 1 && empty_namespace()) {
-    unsigned char msg[2] = {'E', (unsigned char)status};
+    unsigned char msg[2] = {WB_WORD_END, (unsigned char)status};
     (void)!write(sock_fd, msg, sizeof msg);
   }
   return status;

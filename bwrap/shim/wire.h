@@ -1,0 +1,115 @@
+/* The wire between wavebox (C++) and wavebox-shim (C, static, no C++ library): declared once,
+ * included by both sides, round-tripped by tests/unit/wire_test.cpp.
+ *
+ *   descriptors   bwrap --args 3 -- wavebox-shim 5 7 6 8 (WB_FD_*)
+ *   ports         the proxy's listeners inside the sandbox's network namespace (WB_*_PORT)
+ *   keeper steps  {step, errno} on the keeper's error pipe (struct wb_keeper_error, WB_STEP_*)
+ *   socket bytes  keeper -> wavebox: WB_WORD_LISTENERS with the two listeners, then bwrap's pid;
+ *                 wavebox -> shim: WB_WORD_START, a byte of which standard descriptors follow
+ *                 (bit i: descriptor i), the descriptors; shim -> wavebox: WB_WORD_LISTENERS
+ *                 with the seccomp listener (wavebox answers WB_WORD_ACK), then WB_WORD_END and
+ *                 the command's status when the sandbox is empty
+ *   the spec      fd 6: LIMITS, EXE ("-": search PATH), COMMAND, ARG... as NUL-terminated fields;
+ *                 LIMITS is "CPU_SECONDS:PROCESSES:MEMORY_MB" (0: none)
+ *   the mounts    fd 8: records of three NUL-terminated fields {kind, argument, path}, WB_MOUNT_* */
+#ifndef WAVEBOX_SHIM_WIRE_H
+#define WAVEBOX_SHIM_WIRE_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { WB_FD_ARGS = 3, WB_FD_STATUS = 4, WB_FD_SECCOMP = 5, WB_FD_SPEC = 6, WB_FD_OBSERVER = 7, WB_FD_MOUNTS = 8 };
+enum { WB_HTTP_PORT = 3128, WB_SOCKS_PORT = 1080 };
+
+enum {
+  WB_STEP_UNSHARE = 1,    /* creating the user and network namespace */
+  WB_STEP_ID_MAPS = 2,    /* writing the id maps */
+  WB_STEP_LOOPBACK = 3,   /* raising lo */
+  WB_STEP_LISTENERS = 4,  /* binding the proxy's listeners */
+  WB_STEP_HAND_OVER = 5,  /* sending the listeners, or bwrap's pid */
+  WB_STEP_EXEC_BWRAP = 6, /* exec of bwrap */
+  WB_STEP_FORK_BWRAP = 7  /* the pipe and fork before it */
+};
+struct wb_keeper_error {
+  int step;
+  int err;
+};
+static inline const char* wb_step_name(int step) {
+  switch (step) {
+    case WB_STEP_UNSHARE:
+      return "creating the user and network namespace";
+    case WB_STEP_ID_MAPS:
+      return "writing the user namespace's id maps";
+    case WB_STEP_LOOPBACK:
+      return "raising the loopback interface";
+    case WB_STEP_LISTENERS:
+      return "binding the proxy listeners";
+    case WB_STEP_HAND_OVER:
+      return "handing the listeners over";
+    case WB_STEP_EXEC_BWRAP:
+      return "starting bubblewrap";
+    case WB_STEP_FORK_BWRAP:
+      return "starting bubblewrap as the namespace's pid 1";
+    default:
+      return "setting up the network namespace";
+  }
+}
+
+#define WB_WORD_LISTENERS 'L'
+#define WB_WORD_START 'M'
+#define WB_WORD_END 'E'
+#define WB_WORD_ACK 'A' /* wavebox -> shim: the seccomp listener arrived */
+
+/* Mount record kinds (bwrap/plan.cpp, render_shim_mounts, writes them). */
+#define WB_MOUNT_ROOT "root"             /* argument "ro" | "rw": the host's tree at / */
+#define WB_MOUNT_DEV "dev"               /* argument: the terminal for /dev/console, or "" */
+#define WB_MOUNT_PROC "proc"             /* argument "new" | "host" */
+#define WB_MOUNT_RW "rw"                 /* a writable bind of the argument at the path */
+#define WB_MOUNT_RO "ro"                 /* a read-only bind */
+#define WB_MOUNT_TMPFS "tmpfs"           /* a directory mask; argument: its mode in octal */
+#define WB_MOUNT_DEVICES_RO "devices-ro" /* the only record when bwrap places the mounts */
+#define WB_ROOT_RO "ro"
+#define WB_ROOT_RW "rw"
+#define WB_PROC_NEW "new"
+#define WB_PROC_HOST "host"
+
+/* The next NUL-terminated field of [*p, end): its start, *p moved past it; NULL when none is
+ * left or the last is not terminated. */
+static inline const char* wb_next_field(const char** p, const char* end) {
+  if (*p >= end) return NULL;
+  const char* f = *p;
+  const char* nul = (const char*)memchr(f, '\0', (size_t)(end - f));
+  if (!nul) return NULL;
+  *p = nul + 1;
+  return f;
+}
+
+/* One mount record: 1 with its three fields, 0 at the end of the list, -1 when malformed. */
+static inline int wb_next_mount(const char** p, const char* end, const char* fields[3]) {
+  if (*p >= end) return 0;
+  for (int i = 0; i < 3; ++i) {
+    fields[i] = wb_next_field(p, end);
+    if (!fields[i]) return -1;
+  }
+  return 1;
+}
+
+/* The number of fields of a whole spec (LIMITS, EXE, COMMAND, ARG...), or -1 when it is not one. */
+static inline int wb_spec_fields(const char* buf, size_t len) {
+  if (len == 0 || buf[len - 1] != '\0') return -1;
+  int n = 0;
+  for (size_t i = 0; i < len; ++i) n += buf[i] == '\0';
+  return n >= 3 ? n : -1;
+}
+
+struct wb_limits {
+  unsigned long long cpu_seconds, processes, memory_mb;
+};
+/* LIMITS: 0 when it parses. */
+static inline int wb_parse_limits(const char* text, struct wb_limits* l) {
+  char tail;
+  return sscanf(text, "%llu:%llu:%llu%c", &l->cpu_seconds, &l->processes, &l->memory_mb, &tail) == 3 ? 0 : -1;
+}
+
+#endif

@@ -1,0 +1,117 @@
+// The wire between wavebox and wavebox-shim (bwrap/shim/wire.h): what the C++ side writes, the
+// shim's own parsing functions read back, record by record.
+#include "bwrap/shim/wire.h"
+
+#include <catch2/catch.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bwrap/exec.hpp"
+#include "bwrap/netns.hpp"
+#include "bwrap/plan.hpp"
+
+using namespace wb;
+using namespace wb::lnx;
+
+static_assert(kArgsFd == 3 && kStatusFd == 4 && kSeccompFd == 5 && kShimSpecFd == 6 && kObserverSockFd == 7 &&
+              kShimMountsFd == 8);
+static_assert(kHttpProxyPort == WB_HTTP_PORT && kSocksProxyPort == WB_SOCKS_PORT);
+
+namespace {
+std::vector<std::vector<std::string>> read_mounts(const std::string& list, int* status) {
+  std::vector<std::vector<std::string>> out;
+  const char* p = list.data();
+  const char* f[3];
+  while ((*status = wb_next_mount(&p, list.data() + list.size(), f)) == 1) out.push_back({f[0], f[1], f[2]});
+  return out;
+}
+}  // namespace
+
+TEST_CASE("wire: every mount record the planner writes, read back by the shim's reader") {
+  Plan plan;
+  plan.mounts = {{MountKind::kRwBind, "/w"},
+                 {MountKind::kPin, "/w/pinned"},
+                 {MountKind::kCarve, "/w/c", true},
+                 {MountKind::kCarve, "/w/d", false},
+                 {MountKind::kRoBind, "/w/.git/hooks"},
+                 {MountKind::kMaskFile, "/h/.ssh/id_rsa"},
+                 {MountKind::kMaskDir, "/h/.aws", false, true},
+                 {MountKind::kMaskDir, "/h/.gnupg"}};
+  LinuxFacts facts;
+  facts.placeholder_file = "/state/placeholder";
+  for (bool host_proc : {false, true}) {
+    for (bool open : {false, true}) {
+      plan.host_proc = host_proc;
+      plan.filesystem_open = open;
+      const std::string list = render_shim_mounts(plan, facts, "/dev/pts/3");
+      int status = 0;
+      auto r = read_mounts(list, &status);
+      CHECK(status == 0);
+      REQUIRE(r.size() == 3 + plan.mounts.size());
+      CHECK(r[0] == std::vector<std::string>{WB_MOUNT_ROOT, open ? WB_ROOT_RW : WB_ROOT_RO, "/"});
+      CHECK(r[1] == std::vector<std::string>{WB_MOUNT_DEV, "/dev/pts/3", "/dev"});
+      CHECK(r[2] == std::vector<std::string>{WB_MOUNT_PROC, host_proc ? WB_PROC_HOST : WB_PROC_NEW, "/proc"});
+      CHECK(r[3] == std::vector<std::string>{WB_MOUNT_RW, "/w", "/w"});
+      CHECK(r[4] == std::vector<std::string>{WB_MOUNT_RW, "/w/pinned", "/w/pinned"});
+      CHECK(r[5] == std::vector<std::string>{WB_MOUNT_RW, "/w/c", "/w/c"});
+      CHECK(r[6] == std::vector<std::string>{WB_MOUNT_RO, "/w/d", "/w/d"});
+      CHECK(r[7] == std::vector<std::string>{WB_MOUNT_RO, "/w/.git/hooks", "/w/.git/hooks"});
+      CHECK(r[8] == std::vector<std::string>{WB_MOUNT_RO, "/state/placeholder", "/h/.ssh/id_rsa"});
+      CHECK(r[9] == std::vector<std::string>{WB_MOUNT_TMPFS, "0711", "/h/.aws"});
+      CHECK(r[10] == std::vector<std::string>{WB_MOUNT_TMPFS, "0000", "/h/.gnupg"});
+      // Every kind the planner writes is one the shim knows.
+      const std::set<std::string> known = {WB_MOUNT_ROOT, WB_MOUNT_DEV, WB_MOUNT_PROC,
+                                           WB_MOUNT_RW,   WB_MOUNT_RO,  WB_MOUNT_TMPFS};
+      for (const auto& rec : r) CHECK(known.count(rec[0]) == 1);
+      // A list cut anywhere inside a record is refused, never read short.
+      for (size_t cut = 1; cut < list.size(); ++cut) {
+        if (list[cut - 1] == '\0') continue;
+        int st = 0;
+        read_mounts(list.substr(0, cut), &st);
+        CHECK(st == -1);
+      }
+    }
+  }
+  int status = 0;
+  auto d = read_mounts(render_shim_devices_read_only(), &status);
+  CHECK(status == 0);
+  REQUIRE(d.size() == 1);
+  CHECK(d[0] == std::vector<std::string>{WB_MOUNT_DEVICES_RO, "", "/dev"});
+}
+
+TEST_CASE("wire: the command spec and its limits") {
+  const std::vector<std::string> argv = {"sh", "-c", "echo 'a b'", "", "x\ny"};
+  for (std::string exe : {"/bin/sh", ""}) {
+    const std::string spec = encode_spec(encode_limits(7, 64, 512), exe, argv);
+    REQUIRE(wb_spec_fields(spec.data(), spec.size()) == static_cast<int>(2 + argv.size()));
+    const char* p = spec.data();
+    const char* end = spec.data() + spec.size();
+    std::vector<std::string> fields;
+    while (const char* f = wb_next_field(&p, end)) fields.emplace_back(f);
+    REQUIRE(fields.size() == 2 + argv.size());
+    struct wb_limits lim {};
+    REQUIRE(wb_parse_limits(fields[0].c_str(), &lim) == 0);
+    CHECK(lim.cpu_seconds == 7);
+    CHECK(lim.processes == 64);
+    CHECK(lim.memory_mb == 512);
+    CHECK(fields[1] == (exe.empty() ? "-" : exe));
+    CHECK(std::vector<std::string>(fields.begin() + 2, fields.end()) == argv);
+  }
+  struct wb_limits lim {};
+  CHECK(wb_parse_limits("1:2", &lim) != 0);
+  CHECK(wb_parse_limits("1:2:3x", &lim) != 0);
+  CHECK(wb_parse_limits("a:2:3", &lim) != 0);
+  CHECK(wb_spec_fields("0:0:0\0-", 7) == -1);    // not terminated
+  CHECK(wb_spec_fields("0:0:0\0-\0", 8) == -1);  // no command
+}
+
+TEST_CASE("wire: the keeper's steps each have a name") {
+  std::set<std::string> names;
+  for (int step = WB_STEP_UNSHARE; step <= WB_STEP_FORK_BWRAP; ++step) names.insert(wb_step_name(step));
+  CHECK(names.size() == 7);
+  CHECK(names.count(wb_step_name(0)) == 0);
+  CHECK(sizeof(wb_keeper_error) == 2 * sizeof(int));
+  const std::set<char> words = {WB_WORD_LISTENERS, WB_WORD_START, WB_WORD_END, WB_WORD_ACK};
+  CHECK(words.size() == 4);
+}
