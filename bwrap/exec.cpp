@@ -581,8 +581,11 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req, const std::string& opt
     L.args_wr.reset();
     L.options_sent = true;
   }
-  if (auto st = send_start_word(L, req); !st) return abort_child(st.error());
+  // The namespace's sockets first (the keeper made them before it started bwrap): the observer
+  // has the socket-diagnostics one before the command can connect anywhere.
   if (auto st = receive_listeners(child); !st) return st.error();
+  if (req.observer) req.observer->set_unix_diag(std::move(child.unix_diag));
+  if (auto st = send_start_word(L, req); !st) return abort_child(st.error());
   if (req.network_off) {
     // shutdown reaches every copy of a listening socket: none is left listening.
     ::shutdown(child.http_listener.get(), SHUT_RDWR);

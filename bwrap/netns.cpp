@@ -126,11 +126,15 @@ Result<NetnsChild> spawn_in_netns(const std::string& shim, const std::vector<std
 }
 
 Status receive_listeners(NetnsChild& child) {
-  int fds[2] = {-1, -1};
+  int fds[3] = {-1, -1, -1};
   char hello = 0;
-  if (sys::recv_fds(child.control.get(), fds, 2, &hello, 1) == 2 && hello == WB_WORD_LISTENERS) {
+  int n = sys::recv_fds(child.control.get(), fds, 3, &hello, 1);
+  if (n == 3 && hello == WB_WORD_LISTENERS) {
     child.http_listener.reset(fds[0]);
     child.socks_listener.reset(fds[1]);
+    child.unix_diag.reset(fds[2]);
+  } else {
+    for (int i = 0; i < n; ++i) ::close(fds[i]);
   }
   // A failure so far shows now as a report on the error pipe (its end of file instead means
   // bwrap was already exec'd: all well).

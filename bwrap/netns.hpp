@@ -29,6 +29,7 @@ struct NetnsChild {
   pid_t bwrap_pid = -1;  // bwrap, pid 1 of the new pid namespace, as seen from here; SIGKILL ends all
   sys::Fd http_listener;
   sys::Fd socks_listener;
+  sys::Fd unix_diag;   // NETLINK_SOCK_DIAG in the sandbox's network namespace
   sys::Fd control;     // the listeners, then bwrap's pid
   sys::Fd error_pipe;  // {step, errno} from the keeper's side; closes once bwrap is exec'd
 };

@@ -36,6 +36,7 @@ class Observer {
   void set_host_proc(bool v) { supervisor_.set_host_proc(v); }
   void set_logger(const Logger* log) { log_ = log; }
   void set_unix_sockets_open(bool v) { supervisor_.set_unix_sockets_open(v); }
+  void set_unix_diag(sys::Fd fd) { supervisor_.set_unix_diag(std::move(fd)); }
   int socket_fd() const { return ours_.get(); }        // poll: the listener, then the end, arrive here
   int listener_fd() const { return listener_.get(); }  // poll: notifications arrive here
   bool ready() const { return listener_.valid(); }

@@ -153,10 +153,7 @@ using namespace detail;
 
 Supervisor::Supervisor(std::function<bool(const std::string&)> writable, Refuses refuses,
                        std::function<std::string(const std::string&)> moving)
-    : writable_(std::move(writable)), refuses_(std::move(refuses)), moving_(std::move(moving)) {
-  // A little before the sandbox exists: the coarse clock that stamps inodes may lag this one.
-  ::clock_gettime(CLOCK_REALTIME_COARSE, &started_);
-}
+    : writable_(std::move(writable)), refuses_(std::move(refuses)), moving_(std::move(moving)) {}
 
 Supervisor::~Supervisor() = default;
 

@@ -57,6 +57,9 @@ class Supervisor {
   static void drop_thread_privileges();
   // network.allowAllUnixSockets: AF_UNIX connect and bind go to the kernel unchecked.
   void set_unix_sockets_open(bool v) { unix_sockets_open_ = v; }
+  // NETLINK_SOCK_DIAG of the sandbox's network namespace: a Unix socket the sandbox may connect
+  // to is one bound there (given before the command can start).
+  void set_unix_diag(sys::Fd fd) { unix_diag_ = std::move(fd); }
   // The sandbox keeps the host's /proc (enableWeakerNestedSandbox).
   void set_host_proc(bool v) { host_proc_ = v; }
 
@@ -75,8 +78,10 @@ class Supervisor {
   pid_t pid_inside(pid_t pid);
   bool host_proc_ = false;
   bool unix_sockets_open_ = false;
+  sys::Fd unix_diag_;
+  unsigned diag_seq_ = 0;
+  bool bound_in_sandbox(dev_t dev, ino_t ino);
   bool hid_something_ = false;
-  struct timespec started_ {};
   Performed unix_address(pid_t pid, const unsigned long long* a);
   std::string refusal(const std::string& path, int parent, bool tree);
   Performed open_for_write(pid_t pid, long long dirfd, const std::string& path, int flags, mode_t mode, int listener,

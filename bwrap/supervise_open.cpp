@@ -3,8 +3,12 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/capability.h>
+#include <linux/netlink.h>
 #include <linux/openat2.h>
+#include <linux/rtnetlink.h>
 #include <linux/seccomp.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -250,6 +254,55 @@ Performed Supervisor::open_for_write(pid_t pid, long long dirfd, const std::stri
   return r;
 }
 
+// Whether a Unix socket bound in the sandbox's network namespace has this file: a dump of the
+// namespace's Unix sockets with their files (UDIAG_SHOW_VFS). No answer: false (refused).
+bool Supervisor::bound_in_sandbox(dev_t dev, ino_t ino) {
+  if (!unix_diag_.valid()) return false;
+  struct {
+    struct nlmsghdr nlh;
+    struct unix_diag_req req;
+  } msg{};
+  const unsigned seq = ++diag_seq_;
+  msg.nlh.nlmsg_len = sizeof msg;
+  msg.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+  msg.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+  msg.nlh.nlmsg_seq = seq;
+  msg.req.sdiag_family = AF_UNIX;
+  msg.req.udiag_states = ~0u;
+  msg.req.udiag_show = UDIAG_SHOW_VFS;
+  struct sockaddr_nl to {};
+  to.nl_family = AF_NETLINK;
+  if (::sendto(unix_diag_.get(), &msg, sizeof msg, 0, reinterpret_cast<sockaddr*>(&to), sizeof to) < 0) return false;
+  // The kernel's dev_t (20-bit minor) in the answer, userspace's in st_dev.
+  const unsigned want_major = major(dev), want_minor = minor(dev);
+  bool found = false;
+  alignas(struct nlmsghdr) char buf[32768];
+  for (int rounds = 0; rounds < 100000; ++rounds) {
+    ssize_t n = ::recv(unix_diag_.get(), buf, sizeof buf, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    int left = static_cast<int>(n);
+    for (auto* h = reinterpret_cast<struct nlmsghdr*>(buf); NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+      if (h->nlmsg_seq != seq) continue;
+      if (h->nlmsg_type == NLMSG_DONE) return found;
+      if (h->nlmsg_type == NLMSG_ERROR) return false;
+      if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY || h->nlmsg_len < NLMSG_LENGTH(sizeof(struct unix_diag_msg))) continue;
+      auto* d = static_cast<struct unix_diag_msg*>(NLMSG_DATA(h));
+      int alen = static_cast<int>(h->nlmsg_len - NLMSG_LENGTH(sizeof *d));
+      for (auto* a = reinterpret_cast<struct rtattr*>(d + 1); RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
+        if (a->rta_type != UNIX_DIAG_VFS || RTA_PAYLOAD(a) < sizeof(struct unix_diag_vfs)) continue;
+        struct unix_diag_vfs v;
+        std::memcpy(&v, RTA_DATA(a), sizeof v);
+        if (v.udiag_vfs_ino == ino && (v.udiag_vfs_dev >> 20) == want_major &&
+            (v.udiag_vfs_dev & 0xfffff) == want_minor) {
+          found = true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
 // connect of AF_UNIX sockets, performed here on the caller's own socket (pidfd_getfd): the
 // address is read once; a path is resolved on the sandbox's tree and connected to through
 // /proc/self/fd/DIR/NAME, so what was checked is what the kernel connects to. A socket outside
@@ -300,12 +353,12 @@ Performed Supervisor::unix_address(pid_t pid, const unsigned long long* a) {
       r.error = ELOOP;
       return r;
     }
-    // The sandbox's own sockets are bound during the run, in a place it may write; any other is
-    // a host daemon's (docker, ssh-agent, D-Bus, a dev server's), wherever it is.
-    // (Strictly after the coarse clock's tick at start: a host chmod just before the run may
-    // share that tick; the sandbox's own bind comes milliseconds later.)
-    const bool made_in_run = st.st_ctim.tv_sec > started_.tv_sec ||
-                             (st.st_ctim.tv_sec == started_.tv_sec && st.st_ctim.tv_nsec > started_.tv_nsec);
+    // The sandbox's own sockets are those bound in its network namespace (the kernel says so,
+    // file by file); any other is a host daemon's (docker, ssh-agent, D-Bus, a dev server's),
+    // wherever it is and whatever its times say (the command can chmod a host socket in a
+    // writable place). Nothing can rename another file to this name meanwhile: the sandbox's
+    // renames are performed by this thread, after this call.
+    const bool made_in_run = S_ISSOCK(st.st_mode) && bound_in_sandbox(st.st_dev, st.st_ino);
     if (!writable_(r.path) || !made_in_run) {
       r.error = EACCES;
       r.refused = writable_(r.path) ? "a host socket, not one the sandbox made"

@@ -40,6 +40,7 @@
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/mount.h>
+#include <linux/netlink.h>
 #include <linux/seccomp.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -696,11 +697,16 @@ static int keeper(int argc, char** argv) {
   /* The listeners go out first: wavebox serves them and plans the sandbox meanwhile. bwrap
    * starts at once too, and waits for its argument list, which wavebox writes into a pipe, before
    * or once it has planned (or wavebox kills us, and with us everything below). */
-  int fds[2] = {lh, ls};
+  /* And a socket-diagnostics socket of this namespace: wavebox asks it which Unix sockets the
+   * sandbox has bound (a connect to any other is a host daemon's). */
+  int diag = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+  if (diag < 0) fail_step(errfd, WB_STEP_LISTENERS);
+  int fds[3] = {lh, ls, diag};
   char hello = WB_WORD_LISTENERS;
-  if (send_fds(sock, fds, 2, &hello, 1) != 0) fail_step(errfd, WB_STEP_HAND_OVER);
+  if (send_fds(sock, fds, 3, &hello, 1) != 0) fail_step(errfd, WB_STEP_HAND_OVER);
   close(lh);
   close(ls);
+  close(diag);
 
   /* bwrap itself is pid 1 of this pid namespace: when it dies, the kernel ends every process
    * of the namespace and below. A pipe tells it, before exec, whether the keeper still lives

@@ -4,7 +4,8 @@
  *   descriptors   bwrap --args 3 -- wavebox-shim 5 7 6 8 (WB_FD_*)
  *   ports         the proxy's listeners inside the sandbox's network namespace (WB_*_PORT)
  *   keeper steps  {step, errno} on the keeper's error pipe (struct wb_keeper_error, WB_STEP_*)
- *   socket bytes  keeper -> wavebox: WB_WORD_LISTENERS with the two listeners, then bwrap's pid;
+ *   socket bytes  keeper -> wavebox: WB_WORD_LISTENERS with the two listeners and a
+ *                 NETLINK_SOCK_DIAG socket of the namespace, then bwrap's pid;
  *                 wavebox -> shim: WB_WORD_START, a byte of which standard descriptors follow
  *                 (bit i: descriptor i), the descriptors; shim -> wavebox: WB_WORD_LISTENERS
  *                 with the seccomp listener (wavebox answers WB_WORD_ACK), then WB_WORD_END and

@@ -125,90 +125,155 @@ void set_scan_racy_window_ns(long long ns) {
   g_racy_ns = ns;
 }
 
-Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_dir) {
-  ScanResult result;
-  std::string cache_file = fmt::format("{}/{:016x}", cache_dir, fnv1a(root));
-  struct timespec t0, t1, t2, t3, now;
-  ::clock_gettime(CLOCK_MONOTONIC, &t0);
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  Fd root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (!root_fd.valid()) return sys_error("open", root, errno);
-  // The cache is mapped, not copied: the records point into it.
-  struct Mapped {
-    void* p = MAP_FAILED;
-    size_t n = 0;
-    ~Mapped() {
-      if (p != MAP_FAILED) ::munmap(p, n);
-    }
-  } cache;
-  std::vector<Rec> old;
-  if (Fd cf(::open(cache_file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)); cf.valid()) {
+namespace {
+
+struct Todo {
+  std::string rel;
+  std::int32_t parent;
+};
+
+// One scan of a tree against its cache, in steps: load the cache, stat what it knows, read the
+// directories that changed, walk the ones not known before, collect the hits, save.
+class TreeScan {
+ public:
+  TreeScan(const std::string& root, const std::string& cache_dir)
+      : root_(root), cache_file_(fmt::format("{}/{:016x}", cache_dir, fnv1a(root))) {}
+  ~TreeScan() {
+    if (cache_ != MAP_FAILED) ::munmap(cache_, cache_len_);
+  }
+  Result<ScanResult> run();
+
+ private:
+  void load_cache();
+  void stat_known();
+  void check_known();
+  bool reread(Rec& r, const Seen& s, size_t i);
+  void keep_unseen(Rec& r, size_t i, bool too_long);
+  void walk_new();
+  void walk_one(std::unique_lock<std::mutex>& lock, Todo t);
+  void collect_hits();
+  std::string_view keep(std::string s) { return owned_.emplace_back(std::move(s)); }
+
+  const std::string& root_;
+  const std::string cache_file_;
+  ScanResult result_;
+  struct timespec now_ {};
+  Fd root_fd_;
+  void* cache_ = MAP_FAILED;  // the cache is mapped, not copied: the records point into it
+  size_t cache_len_ = 0;
+  std::vector<Rec> old_;
+  std::vector<Seen> seen_;
+  std::deque<std::string> owned_;  // storage for what is read now (a deque: it never moves)
+  std::vector<Rec> fresh_;
+  std::vector<std::int32_t> moved_;  // old index -> index in fresh (-1: dropped)
+  std::vector<Todo> walk_;           // directories not known before: read with all below them
+  bool changed_ = false;
+  bool replaced_ = false;  // a directory is another one now (same path, another inode)
+  std::unordered_set<std::string_view> present_;
+  // The walk's helpers.
+  std::mutex mu_;
+  std::condition_variable more_;
+  size_t busy_ = 0;
+  std::vector<std::thread> helpers_;
+  bool spawned_ = false;
+};
+
+void TreeScan::load_cache() {
+  if (Fd cf(::open(cache_file_.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)); cf.valid()) {
     struct stat st;
     if (::fstat(cf.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-      cache.n = static_cast<size_t>(st.st_size);
-      cache.p = ::mmap(nullptr, cache.n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, cf.get(), 0);
+      cache_len_ = static_cast<size_t>(st.st_size);
+      cache_ = ::mmap(nullptr, cache_len_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, cf.get(), 0);
     }
   }
-  if (cache.p != MAP_FAILED &&
-      !parse_scan_cache(std::string_view(static_cast<const char*>(cache.p), cache.n), root, old)) {
-    old.clear();
+  if (cache_ != MAP_FAILED &&
+      !parse_scan_cache(std::string_view(static_cast<const char*>(cache_), cache_len_), root_, old_)) {
+    old_.clear();
   }
-  ::clock_gettime(CLOCK_MONOTONIC, &t1);
+}
 
-  // A repeat scan is one fstatat per known directory, over a few threads for a large tree.
-  std::vector<Seen> seen(old.size());
+// A repeat scan is one fstatat per known directory, over a few threads for a large tree.
+void TreeScan::stat_known() {
+  seen_.resize(old_.size());
   auto stat_range = [&](size_t from, size_t to) {
-    for (size_t i = from; i < to; ++i) seen[i] = look(root_fd.get(), old[i].rel.data());
+    for (size_t i = from; i < to; ++i) seen_[i] = look(root_fd_.get(), old_[i].rel.data());
   };
-  const size_t threads = old.size() > 2000 ? std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 4) : 1;
-  {
-    std::vector<std::thread> helpers;
-    for (size_t t = 1; t < threads; ++t) {
-      const size_t from = old.size() * t / threads, to = old.size() * (t + 1) / threads;
-      try {
-        helpers.emplace_back(stat_range, from, to);
-      } catch (const std::system_error&) {
-        stat_range(from, to);  // no thread to be had (a process limit): here, then
-      }
+  const size_t threads = old_.size() > 2000 ? std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 4) : 1;
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < threads; ++t) {
+    const size_t from = old_.size() * t / threads, to = old_.size() * (t + 1) / threads;
+    try {
+      helpers.emplace_back(stat_range, from, to);
+    } catch (const std::system_error&) {
+      stat_range(from, to);  // no thread to be had (a process limit): here, then
     }
-    stat_range(0, old.size() / threads);
-    for (auto& h : helpers) h.join();
   }
-  struct timespec ts;
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  stat_range(0, old_.size() / threads);
+  for (auto& h : helpers) h.join();
+}
 
-  // Storage for what is read now (a deque: what it holds never moves).
-  std::deque<std::string> owned;
-  auto keep = [&](std::string s) -> std::string_view { return owned.emplace_back(std::move(s)); };
-  std::vector<Rec> fresh;
-  fresh.reserve(old.size());
-  std::vector<std::int32_t> moved(old.size(), -1);  // old index -> index in fresh (-1: dropped)
-  struct Todo {
-    std::string rel;
-    std::int32_t parent;
-  };
-  std::vector<Todo> walk;  // directories not known before: read with all below them
-  bool changed = old.empty();
-  bool replaced = false;  // a directory is another one now (same path, another inode)
-  // A known directory that cannot be read: what it holds is unseen, so it is guarded (or the
-  // run refused, too_deep) and kept in the cache, never trusted (read again on every run):
-  // dropped, nothing would look at it again while its parent's list of names stays the same.
-  auto keep_unseen = [&](Rec& r, size_t i, bool too_long) {
-    std::string d = *r.rel.data() ? fmt::format("{}/{}", root, r.rel.data()) : root;
-    (too_long || d.size() >= PATH_MAX - 1 ? result.too_deep : result.unreadable).push_back(d);
-    changed = true;
-    r.f.mtime_s = -1;
-    r.subdirs = {};
-    r.hits = {};
-    moved[i] = static_cast<std::int32_t>(fresh.size());
-    fresh.push_back(r);
-  };
-  for (size_t i = 0; i < old.size(); ++i) {
-    Rec r = old[i];
-    const Seen& s = seen[i];
+// A known directory that cannot be read: what it holds is unseen, so it is guarded (or the run
+// refused, too_deep) and kept in the cache, never trusted (read again on every run): dropped,
+// nothing would look at it again while its parent's list of names stays the same.
+void TreeScan::keep_unseen(Rec& r, size_t i, bool too_long) {
+  std::string d = *r.rel.data() ? fmt::format("{}/{}", root_, r.rel.data()) : root_;
+  (too_long || d.size() >= PATH_MAX - 1 ? result_.too_deep : result_.unreadable).push_back(d);
+  changed_ = true;
+  r.f.mtime_s = -1;
+  r.subdirs = {};
+  r.hits = {};
+  moved_[i] = static_cast<std::int32_t>(fresh_.size());
+  fresh_.push_back(r);
+}
+
+// A known directory whose stamp changed, read again; false when it is dropped (or kept unseen).
+bool TreeScan::reread(Rec& r, const Seen& s, size_t i) {
+  std::string subdirs, hits;
+  ++result_.dirs_read;
+  bool unreadable = false;
+  if (!read_dir(root_fd_.get(), *r.rel.data() ? r.rel.data() : ".", subdirs, hits, nullptr, &unreadable)) {
+    changed_ = true;
+    if (unreadable) {
+      r.f.ino = s.ino;
+      keep_unseen(r, i, false);
+    }
+    return false;
+  }
+  const Fixed before = r.f;
+  stamp(r.f, s, now_);
+  // Saved when something differs, or when a directory settled (a trustworthy mtime where the
+  // cache had none or another): not for one that is only still recent.
+  if (subdirs != r.subdirs || hits != r.hits || before.ino != s.ino ||
+      (r.f.mtime_s != -1 && (r.f.mtime_s != before.mtime_s || r.f.mtime_ns != before.mtime_ns))) {
+    changed_ = true;
+  }
+  replaced_ = replaced_ || before.ino != s.ino;
+  const auto self = static_cast<std::int32_t>(fresh_.size());
+  if (subdirs != r.subdirs || before.ino != s.ino) {
+    // New subdirectories are walked (all of them when the directory is another one); a set,
+    // not a search per name: node_modules holds thousands.
+    std::unordered_set<std::string_view> had;
+    if (before.ino == s.ino) for_each_name(r.subdirs, [&](std::string_view name) { had.insert(name); });
+    for_each_name(subdirs, [&](std::string_view name) {
+      if (!had.count(name))
+        walk_.push_back({r.rel.empty() ? std::string(name) : fmt::format("{}/{}", r.rel, name), self});
+    });
+  }
+  r.subdirs = keep(std::move(subdirs));
+  r.hits = keep(std::move(hits));
+  return true;
+}
+
+void TreeScan::check_known() {
+  fresh_.reserve(old_.size());
+  moved_.assign(old_.size(), -1);
+  changed_ = old_.empty();
+  for (size_t i = 0; i < old_.size(); ++i) {
+    Rec r = old_[i];
+    const Seen& s = seen_[i];
     // Gone, no longer a directory, or below one that is (a path through a directory that
     // became a symbolic link would be followed): dropped, with everything below it.
-    const std::int32_t parent = r.f.parent < 0 ? -1 : moved[static_cast<size_t>(r.f.parent)];
+    const std::int32_t parent = r.f.parent < 0 ? -1 : moved_[static_cast<size_t>(r.f.parent)];
     if (!s.dir && (s.err == EACCES || s.err == EPERM || s.err == ENAMETOOLONG) && !(r.f.parent >= 0 && parent < 0)) {
       // Not to be looked at any more (its parent made unsearchable, a path grown too long).
       r.f.parent = parent;
@@ -216,138 +281,133 @@ Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_d
       continue;
     }
     if (!s.dir || (r.f.parent >= 0 && parent < 0)) {
-      changed = true;
+      changed_ = true;
       continue;
     }
     r.f.parent = parent;
     if (r.f.ino != s.ino || r.f.mtime_s != s.mtime_s || r.f.mtime_ns != s.mtime_ns) {
-      std::string subdirs, hits;
-      ++result.dirs_read;
-      bool unreadable = false;
-      if (!read_dir(root_fd.get(), *r.rel.data() ? r.rel.data() : ".", subdirs, hits, nullptr, &unreadable)) {
-        changed = true;
-        if (!unreadable) continue;
-        r.f.ino = s.ino;
-        keep_unseen(r, i, false);
-        continue;
-      }
-      const Fixed before = r.f;
-      stamp(r.f, s, now);
-      // Saved when something differs, or when a directory settled (a trustworthy mtime where
-      // the cache had none or another): not for one that is only still recent.
-      if (subdirs != r.subdirs || hits != r.hits || before.ino != s.ino ||
-          (r.f.mtime_s != -1 && (r.f.mtime_s != before.mtime_s || r.f.mtime_ns != before.mtime_ns))) {
-        changed = true;
-      }
-      replaced = replaced || before.ino != s.ino;
-      const auto self = static_cast<std::int32_t>(fresh.size());
-      if (subdirs != r.subdirs || before.ino != s.ino) {
-        // New subdirectories are walked (all of them when the directory is another one); a set,
-        // not a search per name: node_modules holds thousands.
-        std::unordered_set<std::string_view> had;
-        if (before.ino == s.ino) for_each_name(r.subdirs, [&](std::string_view name) { had.insert(name); });
-        for_each_name(subdirs, [&](std::string_view name) {
-          if (!had.count(name)) {
-            walk.push_back({r.rel.empty() ? std::string(name) : fmt::format("{}/{}", r.rel, name), self});
-          }
-        });
-      }
-      r.subdirs = keep(std::move(subdirs));
-      r.hits = keep(std::move(hits));
+      if (!reread(r, s, i)) continue;
     }
-    moved[i] = static_cast<std::int32_t>(fresh.size());
-    fresh.push_back(r);
+    moved_[i] = static_cast<std::int32_t>(fresh_.size());
+    fresh_.push_back(r);
   }
-  if (fresh.empty()) walk = {{"", -1}};  // no cache, or the root itself changed kind
+  if (fresh_.empty()) walk_ = {{"", -1}};  // no cache, or the root itself changed kind
   // A replaced directory has every subdirectory walked again, and its old children are kept
   // above when they still stand: not to be recorded twice.
-  std::unordered_set<std::string_view> present;
-  if (replaced) {
-    for (const auto& r : fresh) present.insert(r.rel);
+  if (replaced_) {
+    for (const auto& r : fresh_) present_.insert(r.rel);
   }
-  // Directories not known before, each read with all below it: over a few threads once many
-  // wait (the first scan of a large tree; a thread costs more than a few directories). A record
-  // goes in after its parent's, as before.
-  std::mutex mu;
-  std::condition_variable more;
-  size_t busy = 0;
-  std::vector<std::thread> helpers;
-  bool spawned = false;
+}
+
+// One directory not known before, read (the lock released meanwhile) and recorded.
+void TreeScan::walk_one(std::unique_lock<std::mutex>& lock, Todo t) {
+  ++busy_;
+  lock.unlock();
+  Rec r;
+  Seen s;
+  std::string subdirs, hits;
+  bool unreadable = false;
+  const bool ok = read_dir(root_fd_.get(), t.rel.empty() ? "." : t.rel.c_str(), subdirs, hits, &s, &unreadable);
+  lock.lock();
+  --busy_;
+  changed_ = true;
+  if (unreadable) {
+    std::string d = t.rel.empty() ? root_ : fmt::format("{}/{}", root_, t.rel);
+    (d.size() >= PATH_MAX - 1 ? result_.too_deep : result_.unreadable).push_back(d);
+    // Recorded, never trusted: read again on every run (see keep_unseen).
+    r.f.parent = t.parent;
+    r.f.ino = 0;
+    r.f.mtime_s = -1;
+    r.rel = keep(std::move(t.rel));
+    fresh_.push_back(r);
+  }
+  if (ok) {
+    ++result_.dirs_read;
+    r.f.parent = t.parent;
+    stamp(r.f, s, now_);
+    const auto self = static_cast<std::int32_t>(fresh_.size());
+    for_each_name(subdirs, [&](std::string_view name) {
+      walk_.push_back({t.rel.empty() ? std::string(name) : fmt::format("{}/{}", t.rel, name), self});
+    });
+    r.rel = keep(std::move(t.rel));
+    r.subdirs = keep(std::move(subdirs));
+    r.hits = keep(std::move(hits));
+    fresh_.push_back(r);
+  }
+  more_.notify_all();
+}
+
+// Directories not known before, each read with all below it: over a few threads once many wait
+// (the first scan of a large tree; a thread costs more than a few directories). A record goes in
+// after its parent's, as before.
+void TreeScan::walk_new() {
   std::function<void(bool)> work = [&](bool first) {
-    std::unique_lock<std::mutex> lock(mu);
+    std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
-      if (first && !spawned && walk.size() >= 32) {
-        spawned = true;
+      if (first && !spawned_ && walk_.size() >= 32) {
+        spawned_ = true;
         const size_t n = std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 4) - 1;
         try {
-          for (size_t i = 0; i < n; ++i) helpers.emplace_back(work, false);
+          for (size_t i = 0; i < n; ++i) helpers_.emplace_back(work, false);
         } catch (const std::system_error&) {
           // No more threads to be had (a process limit): the ones there are do it all.
         }
       }
-      more.wait(lock, [&] { return !walk.empty() || busy == 0; });
-      if (walk.empty()) return;  // and nobody reading: nothing more can come
-      Todo t = std::move(walk.back());
-      walk.pop_back();
-      if (present.count(t.rel)) continue;
-      ++busy;
-      lock.unlock();
-      Rec r;
-      Seen s;
-      std::string subdirs, hits;
-      bool unreadable = false;
-      const bool ok = read_dir(root_fd.get(), t.rel.empty() ? "." : t.rel.c_str(), subdirs, hits, &s, &unreadable);
-      lock.lock();
-      --busy;
-      changed = true;
-      if (unreadable) {
-        std::string d = t.rel.empty() ? root : fmt::format("{}/{}", root, t.rel);
-        (d.size() >= PATH_MAX - 1 ? result.too_deep : result.unreadable).push_back(d);
-        // Recorded, never trusted: read again on every run (see above).
-        r.f.parent = t.parent;
-        r.f.ino = 0;
-        r.f.mtime_s = -1;
-        r.rel = keep(std::move(t.rel));
-        fresh.push_back(r);
-      }
-      if (ok) {
-        ++result.dirs_read;
-        r.f.parent = t.parent;
-        stamp(r.f, s, now);
-        const auto self = static_cast<std::int32_t>(fresh.size());
-        for_each_name(subdirs, [&](std::string_view name) {
-          walk.push_back({t.rel.empty() ? std::string(name) : fmt::format("{}/{}", t.rel, name), self});
-        });
-        r.rel = keep(std::move(t.rel));
-        r.subdirs = keep(std::move(subdirs));
-        r.hits = keep(std::move(hits));
-        fresh.push_back(r);
-      }
-      more.notify_all();
+      more_.wait(lock, [&] { return !walk_.empty() || busy_ == 0; });
+      if (walk_.empty()) return;  // and nobody reading: nothing more can come
+      Todo t = std::move(walk_.back());
+      walk_.pop_back();
+      if (present_.count(t.rel)) continue;
+      walk_one(lock, std::move(t));
     }
   };
   work(true);
-  for (auto& h : helpers) h.join();
-  result.dirs_total = fresh.size();
-  for (const auto& r : fresh) {
+  for (auto& h : helpers_) h.join();
+}
+
+void TreeScan::collect_hits() {
+  result_.dirs_total = fresh_.size();
+  for (const auto& r : fresh_) {
     if (r.hits.empty()) continue;
-    std::string dir = r.rel.empty() ? root : fmt::format("{}/{}", root, r.rel);
+    std::string dir = r.rel.empty() ? root_ : fmt::format("{}/{}", root_, r.rel);
     for_each_name(r.hits, [&](std::string_view h) {
-      result.hits.push_back({dir, std::string(h.substr(1)), h[0] == 'D'});
+      result_.hits.push_back({dir, std::string(h.substr(1)), h[0] == 'D'});
     });
   }
+}
+
+Result<ScanResult> TreeScan::run() {
+  struct timespec t0, t1, t2, t3, ts;
+  ::clock_gettime(CLOCK_MONOTONIC, &t0);
+  ::clock_gettime(CLOCK_REALTIME, &now_);
+  root_fd_ = Fd(::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root_fd_.valid()) return sys_error("open", root_, errno);
+  load_cache();
+  ::clock_gettime(CLOCK_MONOTONIC, &t1);
+  stat_known();
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  check_known();
+  walk_new();
+  collect_hits();
   ::clock_gettime(CLOCK_MONOTONIC, &t2);
-  if (changed) {
+  if (changed_) {
     // A cache we cannot write only costs time on the next run.
-    (void)write_file_atomic(cache_file, serialize_scan_cache(root, fresh));
+    (void)write_file_atomic(cache_file_, serialize_scan_cache(root_, fresh_));
   }
   ::clock_gettime(CLOCK_MONOTONIC, &t3);
   auto ms = [](const timespec& a, const timespec& b) {
     return (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6;
   };
-  result.timing = fmt::format("load {:.1f} ms, walk {:.1f} ms ({:.1f} of it checking the known), save {:.1f} ms",
-                              ms(t0, t1), ms(t1, t2), ms(t1, ts), ms(t2, t3));
-  return result;
+  result_.timing = fmt::format("load {:.1f} ms, walk {:.1f} ms ({:.1f} of it checking the known), save {:.1f} ms",
+                               ms(t0, t1), ms(t1, t2), ms(t1, ts), ms(t2, t3));
+  return std::move(result_);
+}
+
+}  // namespace
+
+Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_dir) {
+  TreeScan scan(root, cache_dir);
+  return scan.run();
 }
 
 }  // namespace wb::sys

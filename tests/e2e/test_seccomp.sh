@@ -102,6 +102,41 @@ except OSError as e:
   check "the host Unix listeners received nothing" bash -c '[ ! -s "$0" ]' "$log"
   check "the sandboxed attempts were refused" bash -c '! grep -q "^sent" <<<"$0"' "$OUT"
   check "the refused host socket is reported" grep -q "deny network-outbound unix:$sock" <<<"$OUT"
+
+  # The same host socket in a writable place, its times made new from inside (chmod, utime,
+  # a rename back and forth) before each connect, over two runs: still a host daemon's.
+  sock2="$SCRATCH/host2.sock"; log2="$SCRATCH/received2"
+  python3 - "$sock2" "$log2" <<'PY' &
+import socket, sys, select, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.bind(sys.argv[1]); s.listen(5)
+open(sys.argv[2] + ".ready", "w").close()
+end = time.time() + 20
+while time.time() < end:
+    r, _, _ = select.select([s], [], [], 0.2)
+    if r:
+        c, _ = s.accept(); open(sys.argv[2], "a").write("got:" + c.recv(100).decode(errors="replace") + "\n")
+PY
+  lpid=$!
+  for i in $(seq 1 50); do [ -e "$log2.ready" ] && break; sleep 0.1; done
+  for round in 1 2; do
+    wb run --allow-write "$SCRATCH" -- python3 -c "
+import os, socket, time
+p = '$sock2'
+for how in ('chmod', 'utime', 'rename'):
+    if how == 'chmod': os.chmod(p, 0o755)
+    elif how == 'utime': os.utime(p)
+    else: os.rename(p, p + '.x'); os.rename(p + '.x', p)
+    try:
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); c.connect(p); c.send(b'escape'); print('sent', how)
+    except OSError as e:
+        print('refused', how, e.errno)
+"
+    check "round $round: a host socket with new times is refused" bash -c '! grep -q "^sent" <<<"$0"' "$OUT"
+    check "round $round: each attempt refused" bash -c '[ "$(grep -c "^refused" <<<"$0")" -eq 3 ]' "$OUT"
+  done
+  sleep 0.3
+  kill $lpid 2>/dev/null; wait $lpid 2>/dev/null
+  check "the host listener with new times received nothing" bash -c '[ ! -s "$0" ]' "$log2"
 fi
 
 # Unix sockets the sandbox makes itself work (multiprocessing, asyncio, socketpair): only the
