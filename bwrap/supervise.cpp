@@ -316,9 +316,73 @@ int Supervisor::exists_already(const Parent& p) {
   return exists_already_at(p.fd.get(), p.name);
 }
 
-Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, int listener, unsigned long long id) {
+namespace {
+
+Performed failed(int err) {
   Performed r;
+  r.handled = true;
+  r.error = err;
+  return r;
+}
+
+// The answer to a call performed here, keeping the path it was about (the report names it).
+Performed done_with(Performed r, long rc) {
+  r.handled = true;
+  if (rc < 0) r.error = errno;
+  return r;
+}
+
+Performed failed(Performed r, int err) {
+  r.handled = true;
+  r.error = err;
+  return r;
+}
+
+long long dirfd_arg(unsigned long long v) {
+  return static_cast<long long>(static_cast<int>(v));
+}
+
+}  // namespace
+
+bool Supervisor::refuse_creation(Performed& r, const std::string& path, int parent, bool tree) {
+  std::string why = refusal(path, parent, tree);
+  if (!why.empty()) {
+    r.handled = true;
+    r.error = EACCES;
+    r.refused = why;
+    r.path = path;
+  }
+  return !why.empty();
+}
+
+// A name about to be made (mkdir, mknod, symlink, link): its directory on the sandbox's tree,
+// EEXIST when it is taken, the refusal when it is protected. True when r is the answer.
+bool Supervisor::new_name(pid_t pid, Performed& r, long long dirfd, const std::string& path, Parent& p, bool tree) {
+  if (int err = parent_of(pid, dirfd, path, p)) {
+    r = failed(err);
+    return true;
+  }
+  r.path = paths::join(p.path, p.name);
+  if (int err = exists_already(p)) {
+    r.handled = true;
+    r.error = err;
+    return true;
+  }
+  return refuse_creation(r, r.path, p.fd.get(), tree);
+}
+
+Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, int listener, unsigned long long id) {
   switch (nr) {
+    case SYS_connect: {
+      if (unix_sockets_open_) return {};
+      listener_ = listener;
+      id_ = id;
+      NoCapsScope no_caps;
+      return unix_address(pid, a);
+    }
+    case SYS_chmod:
+    case SYS_fchmodat:
+      return check_chmod(nr == SYS_chmod ? a[1] : a[2]);
     case SYS_open:
     case SYS_openat:
     case SYS_creat:
@@ -335,227 +399,198 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
     case SYS_renameat:
     case SYS_renameat2:
       break;
-    case SYS_connect: {
-      if (unix_sockets_open_) return r;
-      listener_ = listener;
-      id_ = id;
-      NoCapsScope no_caps;
-      return unix_address(pid, a);
-    }
-    case SYS_chmod:
-    case SYS_fchmodat: {
-      // The mode is in a register: refused here without a race. A set-user-ID or set-group-ID
-      // file left in the workspace runs as its owner for whoever executes it on the host.
-      unsigned long long mode = nr == SYS_chmod ? a[1] : a[2];
-      // World-writable, sticky or not: another local user could then rewrite what the user runs
-      // later (chmod 777 .git), or add to it (git trusts a commondir whoever made it).
-      // A directory the owner can no longer list could hide a repository from the scan after
-      // the run: noted, so that the workspace is scanned again then (and the warning given).
-      if (!(mode & S_IRUSR) || !(mode & S_IXUSR)) hid_something_ = true;
-      if (mode & (S_ISUID | S_ISGID | S_IWOTH)) {
-        r.handled = true;
-        r.error = EPERM;
-      }
-      return r;
-    }
     default:
-      return r;
+      return {};
   }
   listener_ = listener;
   id_ = id;
   NoCapsScope no_caps;
-  auto str = [&](unsigned long long addr, std::string& out) { return read_string(pid, addr, out); };
-  auto fail = [&](int err) {
-    r.handled = true;
-    r.error = err;
-    return r;
-  };
-  auto refused = [&](const std::string& path, int parent, bool tree) {
-    std::string why = refusal(path, parent, tree);
-    if (!why.empty()) {
-      r.handled = true;
-      r.error = EACCES;
-      r.refused = why;
-      r.path = path;
-    }
-    return !why.empty();
-  };
-  auto done = [&](long rc) {
-    r.handled = true;
-    if (rc < 0) r.error = errno;
-    return r;
-  };
-  // A name about to be made (mkdir, mknod, symlink, link): its directory on the sandbox's tree,
-  // EEXIST when it is taken, the refusal when it is protected. True when r is the answer.
-  auto new_name = [&](long long dirfd, const std::string& path, Parent& p, bool tree) {
-    if (int err = parent_of(pid, dirfd, path, p)) {
-      fail(err);
-      return true;
-    }
-    r.path = paths::join(p.path, p.name);
-    if (int err = exists_already(p)) {
-      fail(err);
-      return true;
-    }
-    return refused(r.path, p.fd.get(), tree);
-  };
-  std::string p1, p2;
   switch (nr) {
     case SYS_open:
     case SYS_openat:
     case SYS_creat:
-    case SYS_openat2: {
-      long long dirfd =
-          nr == SYS_openat || nr == SYS_openat2 ? static_cast<long long>(static_cast<int>(a[0])) : AT_FDCWD;
-      unsigned long long addr = nr == SYS_openat || nr == SYS_openat2 ? a[1] : a[0];
-      int flags;
-      mode_t mode;
-      if (nr == SYS_creat) {
-        flags = O_CREAT | O_WRONLY | O_TRUNC;
-        mode = static_cast<mode_t>(a[1]);
-      } else if (nr == SYS_open) {
-        flags = static_cast<int>(a[1]);
-        mode = static_cast<mode_t>(a[2]);
-      } else if (nr == SYS_openat) {
-        flags = static_cast<int>(a[2]);
-        mode = static_cast<mode_t>(a[3]);
-      } else {
-        struct open_how how {};
-        size_t got = 0;
-        size_t len = std::min<size_t>(a[3], sizeof how);
-        if (a[3] < 24 || !read_caller_memory(pid, a[2], &how, len, &got) || got < 24) return fail(EFAULT);
-        if (!(how.flags & (O_CREAT | O_WRONLY | O_RDWR | O_TRUNC))) return r;  // a read: the kernel does it
-        // Resolution flags ask for a walk of the caller's own: callers fall back to openat.
-        if (how.resolve != 0) return fail(ENOSYS);
-        flags = static_cast<int>(how.flags);
-        mode = static_cast<mode_t>(how.mode);
-      }
-      // Every open with write intent (the filter sends no other): a path continued to the kernel
-      // would be read again from the caller's memory, after the check.
-      if (!(flags & (O_CREAT | O_WRONLY | O_RDWR | O_TRUNC))) return r;
-      // O_TMPFILE makes no name (linkat gives it one, through here); its directory is resolved
-      // by the kernel, and the mounts decide.
-      if ((flags & __O_TMPFILE) == __O_TMPFILE) return r;
-      if (int err = str(addr, p1)) return fail(err);
-      return open_for_write(pid, dirfd, p1, flags, mode & 07777, listener, id);
-    }
+    case SYS_openat2:
+      return perform_open(pid, nr, a, listener, id);
     case SYS_mkdir:
     case SYS_mkdirat:
     case SYS_mknod:
-    case SYS_mknodat: {
-      bool at = nr == SYS_mkdirat || nr == SYS_mknodat;
-      long long dirfd = at ? static_cast<long long>(static_cast<int>(a[0])) : AT_FDCWD;
-      if (int err = str(at ? a[1] : a[0], p1)) return fail(err);
-      Parent p;
-      if (new_name(dirfd, p1, p, false)) return r;
-      mode_t mode = static_cast<mode_t>(at ? a[2] : a[1]);
-      UmaskScope u(umask_of(pid));
-      if (nr == SYS_mkdir || nr == SYS_mkdirat) {
-        int rc = ::mkdirat(p.fd.get(), p.name.c_str(), mode & ~(S_ISUID | S_IWOTH));
-        if (rc == 0) remember_new_dir(p.fd.get(), p.name);
-        return done(rc);
-      }
-      if (p.trailing_slash) return fail(ENOENT);
-      dev_t dev = static_cast<dev_t>(at ? a[3] : a[2]);
-      return done(::mknodat(p.fd.get(), p.name.c_str(), mode & ~(S_ISUID | S_ISGID | S_IWOTH), dev));
-    }
+    case SYS_mknodat:
+      return perform_mknod(pid, nr, a);
     case SYS_symlink:
-    case SYS_symlinkat: {
-      long long dirfd = nr == SYS_symlinkat ? static_cast<long long>(static_cast<int>(a[1])) : AT_FDCWD;
-      if (int err = str(a[0], p1)) return fail(err);
-      if (int err = str(nr == SYS_symlinkat ? a[2] : a[1], p2)) return fail(err);
-      Parent p;
-      if (new_name(dirfd, p2, p, true)) return r;
-      if (p.trailing_slash) return fail(ENOENT);
-      return done(::symlinkat(p1.c_str(), p.fd.get(), p.name.c_str()));
-    }
+    case SYS_symlinkat:
+      return perform_symlink(pid, nr, a);
     case SYS_link:
-    case SYS_linkat: {
-      bool at = nr == SYS_linkat;
-      long long olddir = at ? static_cast<long long>(static_cast<int>(a[0])) : AT_FDCWD;
-      long long newdir = at ? static_cast<long long>(static_cast<int>(a[2])) : AT_FDCWD;
-      int flags = at ? static_cast<int>(a[4]) : 0;
-      if (flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH)) return fail(EINVAL);
-      if (int err = str(at ? a[1] : a[0], p1); err && !(flags & AT_EMPTY_PATH)) return fail(err);
-      if (int err = str(at ? a[3] : a[1], p2)) return fail(err);
-      Parent np;
-      if (new_name(newdir, p2, np, false)) return r;
-      if (np.trailing_slash) return fail(ENOENT);
-      sys::Fd src;
-      if ((flags & AT_EMPTY_PATH) && p1.empty()) {
-        // The caller's descriptor itself.
-        src.reset(::open(fmt::format("/proc/{}/fd/{}", pid, static_cast<int>(olddir)).c_str(), O_PATH | O_CLOEXEC));
-        if (!src.valid()) return fail(errno == ENOENT ? EBADF : errno);
-      } else {
-        Parent op;
-        if (int err = parent_of(pid, olddir, p1, op)) return fail(err);
-        // Another name for a repository's config or hooks would stay writable once they are
-        // guarded (a repository made in this run is guarded from the next run on).
-        if (std::string why = link_source_refusal(paths::join(op.path, op.name)); !why.empty()) {
-          r.handled = true;
-          r.error = EPERM;
-          r.refused = why;
-          r.path = paths::join(op.path, op.name);
-          return r;
-        }
-        if (flags & AT_SYMLINK_FOLLOW) {
-          std::string full = paths::join(op.path, op.name);
-          long fd = openat2_in(root(pid), full, O_PATH | O_CLOEXEC, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
-          if (fd < 0) return fail(errno);
-          src.reset(static_cast<int>(fd));
-        } else {
-          return done(::linkat(op.fd.get(), op.name.c_str(), np.fd.get(), np.name.c_str(), 0));
-        }
-      }
-      return done(::linkat(AT_FDCWD, fmt::format("/proc/self/fd/{}", src.get()).c_str(), np.fd.get(), np.name.c_str(),
-                           AT_SYMLINK_FOLLOW));
-    }
-    case SYS_rename:
-    case SYS_renameat:
-    case SYS_renameat2: {
-      bool at = nr != SYS_rename;
-      long long olddir = at ? static_cast<long long>(static_cast<int>(a[0])) : AT_FDCWD;
-      long long newdir = at ? static_cast<long long>(static_cast<int>(a[2])) : AT_FDCWD;
-      unsigned flags = nr == SYS_renameat2 ? static_cast<unsigned>(a[4]) : 0;
-      if (int err = str(at ? a[1] : a[0], p1)) return fail(err);
-      if (int err = str(at ? a[3] : a[1], p2)) return fail(err);
-      Parent op, np;
-      if (int err = parent_of(pid, olddir, p1, op)) return fail(err);
-      if (int err = parent_of(pid, newdir, p2, np)) return fail(err);
-      r.path = paths::join(np.path, np.name);
-      if (refused(r.path, np.fd.get(), true)) return r;
-      if (moving_) {
-        std::string from = paths::join(op.path, op.name);
-        if (std::string why = writable_(from) ? moving_(from) : std::string(); !why.empty()) {
-          r.handled = true;
-          r.error = EACCES;
-          r.refused = why;
-          r.path = from;
-          return r;
-        }
-      }
-      // An exchange puts something new at the old name too.
-      if ((flags & RENAME_EXCHANGE) && refused(paths::join(op.path, op.name), op.fd.get(), true)) return r;
-      // The kernel refuses to move a mount point only where it is one in the caller's mount
-      // namespace, and this thread is in the host's: a guard's mount (or a pinned ancestor) of
-      // the sandbox is found here, on the sandbox's tree, and refused as inside (EBUSY).
-      if (int err = mount_point(op.fd.get(), op.name)) return fail(err);
-      if (int err = mount_point(np.fd.get(), np.name)) {
-        // Replacing a guarded file (git writes config.lock, then renames it over config): say
-        // what refused it, in the command's error (EROFS) and in the block, not "busy".
-        if (!writable_(r.path)) {
-          r.handled = true;
-          r.error = EROFS;
-          r.refused = "protected: read-only in the sandbox";
-          return r;
-        }
-        return fail(err);
-      }
-      return done(::syscall(SYS_renameat2, op.fd.get(), op.name.c_str(), np.fd.get(), np.name.c_str(), flags));
-    }
+    case SYS_linkat:
+      return perform_link(pid, nr, a);
     default:
-      return r;
+      return perform_rename(pid, nr, a);
   }
+}
+
+// The mode is in a register: refused here without a race. A set-user-ID or set-group-ID file left
+// in the workspace runs as its owner for whoever executes it on the host. World-writable, sticky
+// or not: another local user could then rewrite what the user runs later (chmod 777 .git), or add
+// to it (git trusts a commondir whoever made it). A directory the owner can no longer list could
+// hide a repository from the scan after the run: noted, so that the workspace is scanned again
+// then (and the warning given).
+Performed Supervisor::check_chmod(unsigned long long mode) {
+  if (!(mode & S_IRUSR) || !(mode & S_IXUSR)) hid_something_ = true;
+  if (mode & (S_ISUID | S_ISGID | S_IWOTH)) return failed(EPERM);
+  return {};
+}
+
+Performed Supervisor::perform_open(pid_t pid, int nr, const unsigned long long* a, int listener,
+                                   unsigned long long id) {
+  long long dirfd = nr == SYS_openat || nr == SYS_openat2 ? dirfd_arg(a[0]) : AT_FDCWD;
+  unsigned long long addr = nr == SYS_openat || nr == SYS_openat2 ? a[1] : a[0];
+  int flags;
+  mode_t mode;
+  if (nr == SYS_creat) {
+    flags = O_CREAT | O_WRONLY | O_TRUNC;
+    mode = static_cast<mode_t>(a[1]);
+  } else if (nr == SYS_open) {
+    flags = static_cast<int>(a[1]);
+    mode = static_cast<mode_t>(a[2]);
+  } else if (nr == SYS_openat) {
+    flags = static_cast<int>(a[2]);
+    mode = static_cast<mode_t>(a[3]);
+  } else {
+    struct open_how how {};
+    size_t got = 0;
+    size_t len = std::min<size_t>(a[3], sizeof how);
+    if (a[3] < 24 || !read_caller_memory(pid, a[2], &how, len, &got) || got < 24) return failed(EFAULT);
+    if (!(how.flags & (O_CREAT | O_WRONLY | O_RDWR | O_TRUNC))) return {};  // a read: the kernel does it
+    // Resolution flags ask for a walk of the caller's own: callers fall back to openat.
+    if (how.resolve != 0) return failed(ENOSYS);
+    flags = static_cast<int>(how.flags);
+    mode = static_cast<mode_t>(how.mode);
+  }
+  // Every open with write intent (the filter sends no other): a path continued to the kernel
+  // would be read again from the caller's memory, after the check.
+  if (!(flags & (O_CREAT | O_WRONLY | O_RDWR | O_TRUNC))) return {};
+  // O_TMPFILE makes no name (linkat gives it one, through here); its directory is resolved by
+  // the kernel, and the mounts decide.
+  if ((flags & __O_TMPFILE) == __O_TMPFILE) return {};
+  std::string path;
+  if (int err = read_string(pid, addr, path)) return failed(err);
+  return open_for_write(pid, dirfd, path, flags, mode & 07777, listener, id);
+}
+
+Performed Supervisor::perform_mknod(pid_t pid, int nr, const unsigned long long* a) {
+  bool at = nr == SYS_mkdirat || nr == SYS_mknodat;
+  long long dirfd = at ? dirfd_arg(a[0]) : AT_FDCWD;
+  std::string path;
+  if (int err = read_string(pid, at ? a[1] : a[0], path)) return failed(err);
+  Performed r;
+  Parent p;
+  if (new_name(pid, r, dirfd, path, p, false)) return r;
+  mode_t mode = static_cast<mode_t>(at ? a[2] : a[1]);
+  UmaskScope u(umask_of(pid));
+  if (nr == SYS_mkdir || nr == SYS_mkdirat) {
+    int rc = ::mkdirat(p.fd.get(), p.name.c_str(), mode & ~(S_ISUID | S_IWOTH));
+    if (rc == 0) remember_new_dir(p.fd.get(), p.name);
+    return done_with(r, rc);
+  }
+  if (p.trailing_slash) return failed(r, ENOENT);
+  dev_t dev = static_cast<dev_t>(at ? a[3] : a[2]);
+  return done_with(r, ::mknodat(p.fd.get(), p.name.c_str(), mode & ~(S_ISUID | S_ISGID | S_IWOTH), dev));
+}
+
+Performed Supervisor::perform_symlink(pid_t pid, int nr, const unsigned long long* a) {
+  long long dirfd = nr == SYS_symlinkat ? dirfd_arg(a[1]) : AT_FDCWD;
+  std::string target, path;
+  if (int err = read_string(pid, a[0], target)) return failed(err);
+  if (int err = read_string(pid, nr == SYS_symlinkat ? a[2] : a[1], path)) return failed(err);
+  Performed r;
+  Parent p;
+  if (new_name(pid, r, dirfd, path, p, true)) return r;
+  if (p.trailing_slash) return failed(r, ENOENT);
+  return done_with(r, ::symlinkat(target.c_str(), p.fd.get(), p.name.c_str()));
+}
+
+Performed Supervisor::perform_link(pid_t pid, int nr, const unsigned long long* a) {
+  bool at = nr == SYS_linkat;
+  long long olddir = at ? dirfd_arg(a[0]) : AT_FDCWD;
+  long long newdir = at ? dirfd_arg(a[2]) : AT_FDCWD;
+  int flags = at ? static_cast<int>(a[4]) : 0;
+  if (flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH)) return failed(EINVAL);
+  std::string p1, p2;
+  if (int err = read_string(pid, at ? a[1] : a[0], p1); err && !(flags & AT_EMPTY_PATH)) return failed(err);
+  if (int err = read_string(pid, at ? a[3] : a[1], p2)) return failed(err);
+  Performed r;
+  Parent np;
+  if (new_name(pid, r, newdir, p2, np, false)) return r;
+  if (np.trailing_slash) return failed(r, ENOENT);
+  sys::Fd src;
+  if ((flags & AT_EMPTY_PATH) && p1.empty()) {
+    // The caller's descriptor itself.
+    src.reset(::open(fmt::format("/proc/{}/fd/{}", pid, static_cast<int>(olddir)).c_str(), O_PATH | O_CLOEXEC));
+    if (!src.valid()) return failed(r, errno == ENOENT ? EBADF : errno);
+  } else {
+    Parent op;
+    if (int err = parent_of(pid, olddir, p1, op)) return failed(r, err);
+    // Another name for a repository's config or hooks would stay writable once they are guarded
+    // (a repository made in this run is guarded from the next run on).
+    if (std::string why = link_source_refusal(paths::join(op.path, op.name)); !why.empty()) {
+      r = failed(r, EPERM);
+      r.refused = why;
+      r.path = paths::join(op.path, op.name);
+      return r;
+    }
+    if (!(flags & AT_SYMLINK_FOLLOW)) {
+      return done_with(r, ::linkat(op.fd.get(), op.name.c_str(), np.fd.get(), np.name.c_str(), 0));
+    }
+    std::string full = paths::join(op.path, op.name);
+    long fd = openat2_in(root(pid), full, O_PATH | O_CLOEXEC, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+    if (fd < 0) return failed(r, errno);
+    src.reset(static_cast<int>(fd));
+  }
+  return done_with(r, ::linkat(AT_FDCWD, fmt::format("/proc/self/fd/{}", src.get()).c_str(), np.fd.get(),
+                               np.name.c_str(), AT_SYMLINK_FOLLOW));
+}
+
+Performed Supervisor::perform_rename(pid_t pid, int nr, const unsigned long long* a) {
+  bool at = nr != SYS_rename;
+  long long olddir = at ? dirfd_arg(a[0]) : AT_FDCWD;
+  long long newdir = at ? dirfd_arg(a[2]) : AT_FDCWD;
+  unsigned flags = nr == SYS_renameat2 ? static_cast<unsigned>(a[4]) : 0;
+  std::string p1, p2;
+  if (int err = read_string(pid, at ? a[1] : a[0], p1)) return failed(err);
+  if (int err = read_string(pid, at ? a[3] : a[1], p2)) return failed(err);
+  Parent op, np;
+  if (int err = parent_of(pid, olddir, p1, op)) return failed(err);
+  if (int err = parent_of(pid, newdir, p2, np)) return failed(err);
+  Performed r;
+  r.path = paths::join(np.path, np.name);
+  if (refuse_creation(r, r.path, np.fd.get(), true)) return r;
+  if (moving_) {
+    std::string from = paths::join(op.path, op.name);
+    if (std::string why = writable_(from) ? moving_(from) : std::string(); !why.empty()) {
+      r = failed(r, EACCES);
+      r.refused = why;
+      r.path = from;
+      return r;
+    }
+  }
+  // An exchange puts something new at the old name too.
+  if ((flags & RENAME_EXCHANGE) && refuse_creation(r, paths::join(op.path, op.name), op.fd.get(), true)) return r;
+  // The kernel refuses to move a mount point only where it is one in the caller's mount
+  // namespace, and this thread is in the host's: a guard's mount (or a pinned ancestor) of the
+  // sandbox is found here, on the sandbox's tree, and refused as inside (EBUSY).
+  if (int err = mount_point(op.fd.get(), op.name)) return failed(r, err);
+  if (int err = mount_point(np.fd.get(), np.name)) {
+    // Replacing a guarded file (git writes config.lock, then renames it over config): say what
+    // refused it, in the command's error (EROFS) and in the block, not "busy".
+    if (!writable_(r.path)) {
+      std::string path = r.path;
+      r = failed(r, EROFS);
+      r.refused = "protected: read-only in the sandbox";
+      r.path = path;
+      return r;
+    }
+    return failed(r, err);
+  }
+  return done_with(r, ::syscall(SYS_renameat2, op.fd.get(), op.name.c_str(), np.fd.get(), np.name.c_str(), flags));
 }
 
 }  // namespace wb::lnx

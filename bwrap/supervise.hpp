@@ -83,6 +83,14 @@ class Supervisor {
   bool bound_in_sandbox(dev_t dev, ino_t ino);
   bool hid_something_ = false;
   Performed unix_address(pid_t pid, const unsigned long long* a);
+  Performed check_chmod(unsigned long long mode);
+  Performed perform_open(pid_t pid, int nr, const unsigned long long* a, int listener, unsigned long long id);
+  Performed perform_mknod(pid_t pid, int nr, const unsigned long long* a);
+  Performed perform_symlink(pid_t pid, int nr, const unsigned long long* a);
+  Performed perform_link(pid_t pid, int nr, const unsigned long long* a);
+  Performed perform_rename(pid_t pid, int nr, const unsigned long long* a);
+  bool refuse_creation(Performed& r, const std::string& path, int parent, bool tree);
+  bool new_name(pid_t pid, Performed& r, long long dirfd, const std::string& path, Parent& p, bool tree);
   std::string refusal(const std::string& path, int parent, bool tree);
   Performed open_for_write(pid_t pid, long long dirfd, const std::string& path, int flags, mode_t mode, int listener,
                            unsigned long long id);
