@@ -84,6 +84,10 @@ class Supervisor {
   bool hid_something_ = false;
   Performed unix_address(pid_t pid, const unsigned long long* a);
   Performed check_chmod(unsigned long long mode);
+  Performed reopen_own_fd(pid_t pid, int n, int flags, const std::string& path, Performed r);
+  Performed open_own_proc(pid_t pid, const std::string& norm, int flags, const std::string& path, Performed r);
+  bool create_fresh(pid_t pid, const Parent& p, int flags, mode_t mode, Performed& r);
+  Performed open_fifo(const Parent& p, int flags, int open_flags, int listener, unsigned long long id, Performed r);
   Performed perform_open(pid_t pid, int nr, const unsigned long long* a, int listener, unsigned long long id);
   Performed perform_mknod(pid_t pid, int nr, const unsigned long long* a);
   Performed perform_symlink(pid_t pid, int nr, const unsigned long long* a);

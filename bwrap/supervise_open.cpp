@@ -35,223 +35,187 @@
 namespace wb::lnx {
 using namespace detail;
 
+namespace {
+Performed with_error(Performed r, int err) {
+  r.error = err;
+  return r;
+}
+}  // namespace
+
+// An open descriptor of the caller, opened again: it exists, nothing is created, and the magic
+// link leads straight to the file (nothing after it is walked). Only as the descriptor itself
+// allows: a read-only stdin (a host file the caller redirected) must not come back writable.
+// The descriptor is taken once (pidfd_getfd), checked, and that very file reopened: the caller
+// cannot swap what number n names between the check and the open.
+Performed Supervisor::reopen_own_fd(pid_t pid, int n, int flags, const std::string& path, Performed r) {
+  if (flags & O_EXCL) return with_error(r, EEXIST);
+  sys::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  sys::Fd held(pidfd.valid() ? static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), n, 0)) : -1);
+  if (!held.valid()) return with_error(r, EBADF);
+  int held_mode = ::fcntl(held.get(), F_GETFL) & O_ACCMODE;
+  if ((flags & O_ACCMODE) != O_RDONLY && held_mode != O_WRONLY && held_mode != O_RDWR) return with_error(r, EACCES);
+  int fd = ::open(fmt::format("/proc/self/fd/{}", held.get()).c_str(),
+                  (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return with_error(r, errno);
+  if (!(flags & O_NONBLOCK)) (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  r.fd = fd;
+  r.path = path;
+  return r;
+}
+
+// Another entry of the caller's own /proc directory (oom_score_adj, attr/...): nothing there can
+// be created, and no link in it is followed. Opened in the sandbox's own /proc (its mount flags
+// apply: read-only with the host's).
+Performed Supervisor::open_own_proc(pid_t pid, const std::string& norm, int flags, const std::string& path,
+                                    Performed r) {
+  if (norm.rfind("/proc/", 0) != 0) return with_error(r, ENOENT);  // /dev/std*, /dev/fd/N: nothing to open
+  std::string rest =
+      norm.rfind("/proc/thread-self/", 0) == 0 ? norm.substr(17) : norm.substr(std::string("/proc/self").size());
+  pid_t inside = pid_inside(pid);
+  if (inside <= 0 || root(pid) < 0) return with_error(r, ENOENT);
+  long fd = openat2_in(root(pid), fmt::format("/proc/{}{}", inside, rest),
+                       (flags & ~(O_CREAT | O_EXCL)) | O_CLOEXEC | O_NOCTTY,
+                       RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+  if (fd < 0) return with_error(r, errno);
+  r.fd = static_cast<int>(fd);
+  r.path = path;
+  return r;
+}
+
+// A name that does not exist yet, created here (O_EXCL, the caller's umask): false when it
+// appeared meanwhile and the caller did not ask for O_EXCL (then it is looked at again).
+bool Supervisor::create_fresh(pid_t pid, const Parent& p, int flags, mode_t mode, Performed& r) {
+  if (p.trailing_slash) {
+    r.error = EISDIR;
+    return true;
+  }
+  if (std::string why = refusal(r.path, p.fd.get(), false); !why.empty()) {
+    r.error = EACCES;
+    r.refused = why;
+    return true;
+  }
+  UmaskScope u(umask_of(pid));
+  int fd = ::openat(p.fd.get(), p.name.c_str(), flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                    mode & ~(S_ISUID | S_ISGID | S_IWOTH));
+  if (fd < 0 && errno == EEXIST && !(flags & O_EXCL)) return false;
+  if (fd < 0) {
+    r.error = errno;
+  } else {
+    r.fd = fd;
+  }
+  return true;
+}
+
+// A FIFO's open that would wait (a writer's for a reader, a reader's for a writer): not on this
+// thread, which answers every call. A writer whose reader is there already opens at once; else a
+// helper thread opens it and answers the call itself.
+Performed Supervisor::open_fifo(const Parent& p, int flags, int open_flags, int listener, unsigned long long id,
+                                Performed r) {
+  if ((flags & O_ACCMODE) == O_WRONLY) {
+    int fd = ::openat(p.fd.get(), p.name.c_str(), open_flags | O_NONBLOCK);
+    if (fd >= 0) {
+      (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+      r.fd = fd;
+      return r;
+    }
+    if (errno != ENXIO) return with_error(r, errno);
+  }
+  int dir = ::dup(p.fd.get());
+  int lis = ::dup(listener);
+  if (dir < 0 || lis < 0) {
+    if (dir >= 0) ::close(dir);
+    if (lis >= 0) ::close(lis);
+    return with_error(r, EMFILE);
+  }
+  std::string name = p.name;
+  bool cloexec = r.cloexec;
+  try {
+    std::thread([dir, lis, name, open_flags, id, cloexec] {
+      int fd = ::openat(dir, name.c_str(), open_flags);
+      int err = errno;
+      if (fd >= 0) {
+        struct seccomp_notif_addfd add {};
+        add.id = id;
+        add.flags = SECCOMP_ADDFD_FLAG_SEND;
+        add.srcfd = static_cast<__u32>(fd);
+        add.newfd_flags = cloexec ? O_CLOEXEC : 0;
+        (void)::ioctl(lis, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
+        ::close(fd);
+      } else {
+        struct seccomp_notif_resp resp {};
+        resp.id = id;
+        resp.error = -err;
+        (void)::ioctl(lis, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+      }
+      ::close(dir);
+      ::close(lis);
+    }).detach();
+  } catch (...) {
+    ::close(dir);
+    ::close(lis);
+    return with_error(r, EAGAIN);
+  }
+  r.deferred = true;
+  return r;
+}
+
 Performed Supervisor::open_for_write(pid_t pid, long long dirfd, const std::string& path0, int flags, mode_t mode,
                                      int listener, unsigned long long id) {
   Performed r;
   r.handled = true;
   r.cloexec = (flags & O_CLOEXEC) != 0;
   std::string path = path0;
-  for (int hop = 0; hop <= kMaxHops; ++hop) {
-    if (hop == kMaxHops) {
-      r.error = ELOOP;
-      return r;
-    }
+  for (int hop = 0; hop < kMaxHops; ++hop) {
     bool under_self = false;
-    std::string abs = path;
-    if (!abs.empty() && abs[0] == '/') {
-      int n = self_fd(paths::normalize(abs), &under_self);
-      if (n >= 0) {
-        // An open descriptor of the caller, opened again: it exists, nothing is created, and
-        // the magic link leads straight to the file (nothing after it is walked).
-        if (flags & O_EXCL) {
-          r.error = EEXIST;
-          return r;
-        }
-        // Only as the descriptor itself allows: a read-only stdin (a host file the caller
-        // redirected) must not come back writable. The descriptor is taken once
-        // (pidfd_getfd), checked, and that very file reopened: the caller cannot swap what
-        // number n names between the check and the open.
-        sys::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-        sys::Fd held(pidfd.valid() ? static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), n, 0)) : -1);
-        if (!held.valid()) {
-          r.error = EBADF;
-          return r;
-        }
-        int held_mode = ::fcntl(held.get(), F_GETFL) & O_ACCMODE;
-        if ((flags & O_ACCMODE) != O_RDONLY && held_mode != O_WRONLY && held_mode != O_RDWR) {
-          r.error = EACCES;
-          return r;
-        }
-        int fd = ::open(fmt::format("/proc/self/fd/{}", held.get()).c_str(),
-                        (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-        if (fd < 0) {
-          r.error = errno;
-          return r;
-        }
-        if (!(flags & O_NONBLOCK)) (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-        r.fd = fd;
-        r.path = path;
-        return r;
-      }
+    if (!path.empty() && path[0] == '/') {
+      int n = self_fd(paths::normalize(path), &under_self);
+      if (n >= 0) return reopen_own_fd(pid, n, flags, path, r);
     }
-    if (under_self && self_dir_entry(paths::normalize(abs))) {
-      // A name inside a directory descriptor (/dev/fd/N/name): parent_of opens the directory.
-      under_self = false;
-    }
-    if (under_self) {
-      // Another entry of the caller's own /proc directory (oom_score_adj, attr/...): nothing
-      // there can be created, and no link in it is followed.
-      // Opened in the sandbox's own /proc (its mount flags apply: read-only with the host's).
-      std::string norm = paths::normalize(abs);
-      std::string rest =
-          norm.rfind("/proc/thread-self/", 0) == 0 ? norm.substr(17) : norm.substr(std::string("/proc/self").size());
-      if (norm.rfind("/proc/", 0) != 0) {
-        r.error = ENOENT;  // /dev/std*, /dev/fd/N other than a descriptor: nothing to open
-        return r;
-      }
-      pid_t inside = pid_inside(pid);
-      if (inside <= 0 || root(pid) < 0) {
-        r.error = ENOENT;
-        return r;
-      }
-      long fd = openat2_in(root(pid), fmt::format("/proc/{}{}", inside, rest),
-                           (flags & ~(O_CREAT | O_EXCL)) | O_CLOEXEC | O_NOCTTY,
-                           RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-      if (fd < 0) {
-        r.error = errno;
-        return r;
-      }
-      r.fd = static_cast<int>(fd);
-      r.path = path;
-      return r;
-    }
+    // A name inside a directory descriptor (/dev/fd/N/name): parent_of opens the directory.
+    if (under_self && self_dir_entry(paths::normalize(path))) under_self = false;
+    if (under_self) return open_own_proc(pid, paths::normalize(path), flags, path, r);
     Parent p;
-    if (int err = parent_of(pid, dirfd, path, p)) {
-      r.error = err;
-      return r;
-    }
+    if (int err = parent_of(pid, dirfd, path, p)) return with_error(r, err);
     r.path = paths::join(p.path, p.name);
-    if (paths::is_within(r.path, "/proc")) {
-      // Another process's /proc entries (/proc/1/mem): this thread's credentials are not the
-      // caller's (it owns the sandbox's user namespace), so they are not opened here at all.
-      r.error = EACCES;
-      return r;
-    }
+    // Another process's /proc entries (/proc/1/mem): this thread's credentials are not the
+    // caller's (it owns the sandbox's user namespace), so they are not opened here at all.
+    if (paths::is_within(r.path, "/proc")) return with_error(r, EACCES);
     struct stat st;
     if (::fstatat(p.fd.get(), p.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      if (errno != ENOENT || !(flags & O_CREAT)) {
-        r.error = errno;
-        return r;
-      }
-      if (p.trailing_slash) {
-        r.error = EISDIR;
-        return r;
-      }
-      if (std::string why = refusal(r.path, p.fd.get(), false); !why.empty()) {
-        r.error = EACCES;
-        r.refused = why;
-        return r;
-      }
-      UmaskScope u(umask_of(pid));
-      int fd = ::openat(p.fd.get(), p.name.c_str(), flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                        mode & ~(S_ISUID | S_ISGID | S_IWOTH));
-      if (fd < 0 && errno == EEXIST && !(flags & O_EXCL)) continue;  // appeared meanwhile: look again
-      if (fd < 0) {
-        r.error = errno;
-        return r;
-      }
-      r.fd = fd;
-      return r;
+      if (errno != ENOENT || !(flags & O_CREAT)) return with_error(r, errno);
+      if (create_fresh(pid, p, flags, mode, r)) return r;
+      continue;  // appeared meanwhile: look again
     }
-    if (flags & O_EXCL) {
-      r.error = EEXIST;
-      return r;
-    }
+    if (flags & O_EXCL) return with_error(r, EEXIST);
     if (S_ISLNK(st.st_mode)) {
-      if (flags & O_NOFOLLOW) {
-        r.error = ELOOP;
-        return r;
-      }
+      if (flags & O_NOFOLLOW) return with_error(r, ELOOP);
       std::string target = read_link_at(p.fd.get(), p.name.c_str());
-      if (target.empty()) {
-        r.error = ENOENT;
-        return r;
-      }
+      if (target.empty()) return with_error(r, ENOENT);
       path = target[0] == '/' ? target : p.path + "/" + target;
       dirfd = AT_FDCWD;
       continue;
     }
+    // A socket cannot be opened; /dev/tty is the caller's controlling terminal, and the
+    // sandbox's processes have none (a session of their own).
     if (S_ISSOCK(st.st_mode) || (S_ISCHR(st.st_mode) && major(st.st_rdev) == 5 && minor(st.st_rdev) == 0)) {
-      // A socket cannot be opened; /dev/tty is the caller's controlling terminal, and the
-      // sandbox's processes have none (a session of their own).
-      r.error = ENXIO;
-      return r;
+      return with_error(r, ENXIO);
     }
     // Never the controlling terminal of this process (the caller has none: a session of its
     // own; one that wants a terminal's takes it with TIOCSCTTY).
     const int open_flags = (flags & ~(O_CREAT | O_EXCL)) | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
-    if (S_ISFIFO(st.st_mode) && (flags & O_ACCMODE) != O_RDONLY && !writable_(r.path)) {
-      // A FIFO takes writes through a read-only mount (a host daemon's control pipe): only
-      // where the sandbox may write.
-      r.error = EACCES;
-      return r;
-    }
+    // A FIFO takes writes through a read-only mount (a host daemon's control pipe): only where
+    // the sandbox may write.
+    if (S_ISFIFO(st.st_mode) && (flags & O_ACCMODE) != O_RDONLY && !writable_(r.path)) return with_error(r, EACCES);
     if (S_ISFIFO(st.st_mode) && !(flags & O_NONBLOCK) && (flags & O_ACCMODE) != O_RDWR) {
-      // A writer's open waits for a reader and a reader's for a writer: not on this thread,
-      // which answers every call. A writer whose reader is there already opens at once.
-      if ((flags & O_ACCMODE) == O_WRONLY) {
-        int fd = ::openat(p.fd.get(), p.name.c_str(), open_flags | O_NONBLOCK);
-        if (fd >= 0) {
-          (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-          r.fd = fd;
-          return r;
-        }
-        if (errno != ENXIO) {
-          r.error = errno;
-          return r;
-        }
-      }
-      int dir = ::dup(p.fd.get());
-      int lis = ::dup(listener);
-      if (dir < 0 || lis < 0) {
-        if (dir >= 0) ::close(dir);
-        if (lis >= 0) ::close(lis);
-        r.error = EMFILE;
-        return r;
-      }
-      std::string name = p.name;
-      bool cloexec = r.cloexec;
-      try {
-        std::thread([dir, lis, name, open_flags, id, cloexec] {
-          int fd = ::openat(dir, name.c_str(), open_flags);
-          int err = errno;
-          if (fd >= 0) {
-            struct seccomp_notif_addfd add {};
-            add.id = id;
-            add.flags = SECCOMP_ADDFD_FLAG_SEND;
-            add.srcfd = static_cast<__u32>(fd);
-            add.newfd_flags = cloexec ? O_CLOEXEC : 0;
-            (void)::ioctl(lis, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
-            ::close(fd);
-          } else {
-            struct seccomp_notif_resp resp {};
-            resp.id = id;
-            resp.error = -err;
-            (void)::ioctl(lis, SECCOMP_IOCTL_NOTIF_SEND, &resp);
-          }
-          ::close(dir);
-          ::close(lis);
-        }).detach();
-      } catch (...) {
-        ::close(dir);
-        ::close(lis);
-        r.error = EAGAIN;
-        return r;
-      }
-      r.deferred = true;
-      return r;
+      return open_fifo(p, flags, open_flags, listener, id, r);
     }
     int fd = ::openat(p.fd.get(), p.name.c_str(), open_flags);
     if (fd < 0 && (errno == ELOOP || errno == ENOENT)) continue;  // replaced meanwhile: look again
-    if (fd < 0) {
-      r.error = errno;
-      return r;
-    }
+    if (fd < 0) return with_error(r, errno);
     r.fd = fd;
     return r;
   }
-  r.error = ELOOP;
-  return r;
+  return with_error(r, ELOOP);
 }
 
 // Whether a Unix socket bound in the sandbox's network namespace has this file: a dump of the
