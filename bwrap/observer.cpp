@@ -254,63 +254,47 @@ void Observer::answer_performed(unsigned long long id, int nr, Performed& done, 
   }
 }
 
-void Observer::handle_one() {
-  if (!req_ || !resp_) return;
-  auto* req = static_cast<struct seccomp_notif*>(req_);
-  auto* resp = static_cast<struct seccomp_notif_resp*>(resp_);
+// The receive; false when there is nothing to handle (stop(), a caller gone, the end).
+bool Observer::receive(struct seccomp_notif* req) {
   std::memset(req, 0, req_size_);
-  if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_RECV, req) != 0) {
-    if (errno == EINTR) return;  // stop()
-    if (errno == ENOENT) {
-      ++empty_receives_;
-      // The caller went away meanwhile; or every task under the filter has ended, and then the
-      // receive fails at once, every time (a busy loop that would slow the sandbox's teardown):
-      // the listener then reports a hang-up, and there is nothing more to observe.
-      struct pollfd pf = {listener_.get(), POLLIN, 0};
-      if (::poll(&pf, 1, 0) > 0 && (pf.revents & POLLHUP)) stopping_ = true;
-      return;
-    }
-    stopping_ = true;
-    return;
+  if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_RECV, req) == 0) return true;
+  if (errno == EINTR) return false;  // stop()
+  if (errno == ENOENT) {
+    ++empty_receives_;
+    // The caller went away meanwhile; or every task under the filter has ended, and then the
+    // receive fails at once, every time (a busy loop that would slow the sandbox's teardown):
+    // the listener then reports a hang-up, and there is nothing more to observe.
+    struct pollfd pf = {listener_.get(), POLLIN, 0};
+    if (::poll(&pf, 1, 0) > 0 && (pf.revents & POLLHUP)) stopping_ = true;
+    return false;
   }
-  ++handled_;
-  struct timespec tb, te;
-  ::clock_gettime(CLOCK_MONOTONIC, &tb);
-  pid_t pid = static_cast<pid_t>(req->pid);
-  const auto* a = req->data.args;
-  int nr = req->data.nr;
-  if (nr == SYS_umask) supervisor_.forget_umasks();
-  // Creating calls are performed here, never continued: a continued call re-reads its path
-  // from the caller's memory, which another thread may have rewritten since it was checked.
-  {
-    Performed done = supervisor_.perform(pid, nr, a, listener_.get(), req->id);
-    if (done.handled) {
-      answer_performed(req->id, nr, done, tb);
-      return;
-    }
-  }
-  std::vector<std::string> targets;  // paths the call writes
+  stopping_ = true;
+  return false;
+}
+
+// What a call the kernel carries out writes: its paths, or the address of a direct connection.
+Observer::Observed Observer::observe(pid_t pid, int nr, const unsigned long long* a) {
+  Observed o;
+  std::vector<std::string>& targets = o.targets;
   auto path_at = [&](long long dirfd, unsigned long long addr) {
     std::string p;
     if (read_path(pid, addr, p) && !p.empty()) targets.push_back(absolute(pid, dirfd, p));
   };
-  bool create_only = false;  // O_CREAT without write access: harmless when the file exists
-  std::string network;
   switch (nr) {
     case SYS_open:
       path_at(AT_FDCWD, a[0]);
-      create_only = !(a[1] & (O_WRONLY | O_RDWR | O_TRUNC));
+      o.create_only = !(a[1] & (O_WRONLY | O_RDWR | O_TRUNC));
       break;
     case SYS_openat:
       path_at(static_cast<long long>(a[0]), a[1]);
-      create_only = !(a[2] & (O_WRONLY | O_RDWR | O_TRUNC));
+      o.create_only = !(a[2] & (O_WRONLY | O_RDWR | O_TRUNC));
       break;
     case SYS_openat2: {
       unsigned long long flags = 0;
       size_t got = 0;
       if (!read_mem(pid, a[2], &flags, sizeof flags, &got) || !(flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC))) break;
       path_at(static_cast<long long>(a[0]), a[1]);
-      create_only = !(flags & (O_WRONLY | O_RDWR | O_TRUNC));
+      o.create_only = !(flags & (O_WRONLY | O_RDWR | O_TRUNC));
       break;
     }
     case SYS_creat:
@@ -364,12 +348,12 @@ void Observer::handle_one() {
         auto* in = reinterpret_cast<struct sockaddr_in*>(&ss);
         if ((ntohl(in->sin_addr.s_addr) >> 24) == 127) break;  // the sandbox's own loopback
         ::inet_ntop(AF_INET, &in->sin_addr, ip, sizeof ip);
-        network = fmt::format("{}:{}", ip, ntohs(in->sin_port));
+        o.network = fmt::format("{}:{}", ip, ntohs(in->sin_port));
       } else if (ss.ss_family == AF_INET6) {
         auto* in6 = reinterpret_cast<struct sockaddr_in6*>(&ss);
         if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr)) break;
         ::inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof ip);
-        network = fmt::format("[{}]:{}", ip, ntohs(in6->sin6_port));
+        o.network = fmt::format("[{}]:{}", ip, ntohs(in6->sin6_port));
       }
       break;
     }
@@ -380,16 +364,13 @@ void Observer::handle_one() {
     default:
       break;
   }
-  std::memset(resp, 0, resp_size_);
-  resp->id = req->id;
-  resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;  // the kernel decides; we only report
-  // The memory we read belonged to this very call only if the notification was still pending
-  // when we answered: the caller stays blocked until then, so a successful answer proves it (one
-  // ioctl instead of a separate NOTIF_ID_VALID check before it).
-  bool valid = ::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_SEND, resp) == 0;
-  ::clock_gettime(CLOCK_MONOTONIC, &te);
-  busy_ns_ += (te.tv_sec - tb.tv_sec) * 1000000000LL + (te.tv_nsec - tb.tv_nsec);
-  if (!valid) return;
+  return o;
+}
+
+// After the kernel was told to carry the call out: what it made (new repositories), the cache
+// of symlink answers, and the report of what the mounts refused.
+void Observer::after_continue(pid_t pid, int nr, const Observed& o) {
+  const std::vector<std::string>& targets = o.targets;
   if (nr == SYS_chdir || nr == SYS_fchdir) {
     // Dropped again once the call has run: a lookup racing with it must not keep the old cwd.
     cwd_cache_.erase(pid);
@@ -405,8 +386,8 @@ void Observer::handle_one() {
       }
     }
   }
-  if (!network.empty()) {
-    sink_({"network-outbound", network, "direct connection; use the proxy"});
+  if (!o.network.empty()) {
+    sink_({"network-outbound", o.network, "direct connection; use the proxy"});
     return;
   }
   // Calls that change what a path name refers to drop the cached symlink answers below it.
@@ -422,10 +403,44 @@ void Observer::handle_one() {
     if (writable_(lexical) && !parent_via_symlink(lexical)) continue;
     std::string t = resolved(lexical);
     if (writable_(t)) continue;
-    if (create_only && sys::exists(t)) continue;
+    if (o.create_only && sys::exists(t)) continue;
     sink_({"file-write", t, ""});
     break;
   }
+}
+
+void Observer::handle_one() {
+  if (!req_ || !resp_) return;
+  auto* req = static_cast<struct seccomp_notif*>(req_);
+  auto* resp = static_cast<struct seccomp_notif_resp*>(resp_);
+  if (!receive(req)) return;
+  ++handled_;
+  struct timespec tb, te;
+  ::clock_gettime(CLOCK_MONOTONIC, &tb);
+  pid_t pid = static_cast<pid_t>(req->pid);
+  const auto* a = req->data.args;
+  int nr = req->data.nr;
+  if (nr == SYS_umask) supervisor_.forget_umasks();
+  // Creating calls are performed here, never continued: a continued call re-reads its path
+  // from the caller's memory, which another thread may have rewritten since it was checked.
+  {
+    Performed done = supervisor_.perform(pid, nr, a, listener_.get(), req->id);
+    if (done.handled) {
+      answer_performed(req->id, nr, done, tb);
+      return;
+    }
+  }
+  const Observed o = observe(pid, nr, a);
+  std::memset(resp, 0, resp_size_);
+  resp->id = req->id;
+  resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;  // the kernel decides; we only report
+  // The memory we read belonged to this very call only if the notification was still pending
+  // when we answered: the caller stays blocked until then, so a successful answer proves it (one
+  // ioctl instead of a separate NOTIF_ID_VALID check before it).
+  bool valid = ::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_SEND, resp) == 0;
+  ::clock_gettime(CLOCK_MONOTONIC, &te);
+  busy_ns_ += (te.tv_sec - tb.tv_sec) * 1000000000LL + (te.tv_nsec - tb.tv_nsec);
+  if (valid) after_continue(pid, nr, o);
 }
 
 }  // namespace wb::lnx

@@ -2,6 +2,7 @@
 // The observer's outside half: receives the seccomp user-notification listener from
 // wavebox-shim, reads what each notified call meant (path, or address for connect), always lets
 // the kernel carry the call out, and records the calls the plan refuses as violations.
+#include <linux/seccomp.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "bwrap/supervise.hpp"
 #include "core/log.hpp"
@@ -78,6 +80,14 @@ class Observer {
   Supervisor supervisor_;
   sys::Fd ours_, listener_;
   void handle_one();
+  struct Observed {
+    std::vector<std::string> targets;  // paths the call writes
+    bool create_only = false;          // O_CREAT without write access: harmless when the file exists
+    std::string network;               // a direct connection's address
+  };
+  bool receive(struct seccomp_notif* req);
+  Observed observe(pid_t pid, int nr, const unsigned long long* a);
+  void after_continue(pid_t pid, int nr, const Observed& o);
   void answer_performed(unsigned long long id, int nr, Performed& done, const struct timespec& tb);
   void run();
   bool without_thread_ = false;
