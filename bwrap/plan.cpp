@@ -72,172 +72,205 @@ const PathFact* find_fact(const LinuxFacts& facts, const std::string& p) {
 
 }  // namespace
 
-Result<Plan> plan_mounts(const FsPolicy& policy, const LinuxFacts& facts) {
-  Plan plan;
-  plan.host_proc = policy.host_proc;
-  if (!policy.enabled) {
-    plan.filesystem_open = true;
-    return plan;
-  }
-  auto fact = [&](const std::string& p) -> Result<PathFact> {
-    if (const PathFact* f = find_fact(facts, p)) return *f;
-    return make_error(ErrorKind::kSandboxFailed, fmt::format("internal: path \"{}\" was not probed", p));
-  };
+namespace {
 
-  std::vector<std::string> rw;
-  std::set<std::string> over_guard;  // writable even inside a guard (wavebox's own cache dir)
-  for (const auto& w : policy.writable) {
-    PathFact f = WB_TRY(fact(w.path));
-    // A writable path reached through a symbolic link that lies inside another writable tree:
-    // a sandboxed command could have planted it (replaced ./build by a link to ~) to make the
-    // next run write where its settings never said.
-    if (f.kind != PathKind::kMissing && f.real != w.path) {
-      for (const auto& other : policy.writable) {
-        if (&other == &w || other.path == w.path) continue;
-        const PathFact* of = find_fact(facts, other.path);
-        bool inside = paths::is_within(paths::parent(w.path), other.path) ||
-                      (of && of->kind != PathKind::kMissing && paths::is_within(paths::parent(w.path), of->real));
-        if (inside && !paths::is_within(other.path, w.path)) {
-          return make_error(ErrorKind::kSandboxFailed,
-                            fmt::format("writable path \"{}\" leads through a symbolic link inside the writable "
-                                        "\"{}\" (to \"{}\"), which a sandboxed command could have planted; name "
-                                        "the real directory in the settings instead",
-                                        w.path, other.path, f.real));
-        }
-      }
+// The plan in steps: writable roots, write guards, read rules, stubs (denyRead only), mounts.
+class Planner {
+ public:
+  Planner(const FsPolicy& policy, const LinuxFacts& facts) : policy_(policy), facts_(facts) {}
+  Result<Plan> run();
+
+ private:
+  Result<PathFact> fact(const std::string& p) const {
+    if (const PathFact* f = find_fact(facts_, p)) return *f;
+    return make_error(ErrorKind::kSandboxFailed, fmt::format("internal: path \"{}\" was not probed", p));
+  }
+  Status writable_roots();
+  Status planted_link(const WritableRoot& w, const PathFact& f) const;
+  Status write_guards();
+  void add_create_guard(const std::string& path, const std::string& why);
+  Status read_rules();
+  Status stubs();
+  void want_stub(const GuardedPath& g, const std::string& first, bool leaf);
+  void mounts();
+  void pin_ancestors(const std::string& p, std::set<std::string>& pins) const;
+
+  const FsPolicy& policy_;
+  const LinuxFacts& facts_;
+  Plan plan_;
+  std::vector<std::string> rw_, ro_;
+  std::set<std::string> over_guard_;  // writable even inside a guard (wavebox's own cache dir)
+  std::vector<const GuardedPath*> missing_ro_, missing_masks_;
+  ReadRules rules_;
+  std::set<std::string> mask_is_dir_;
+  std::vector<std::string> carves_;
+};
+
+// A writable path reached through a symbolic link that lies inside another writable tree: a
+// sandboxed command could have planted it (replaced ./build by a link to ~) to make the next run
+// write where its settings never said.
+Status Planner::planted_link(const WritableRoot& w, const PathFact& f) const {
+  if (f.kind == PathKind::kMissing || f.real == w.path) return ok_status();
+  for (const auto& other : policy_.writable) {
+    if (&other == &w || other.path == w.path) continue;
+    const PathFact* of = find_fact(facts_, other.path);
+    bool inside = paths::is_within(paths::parent(w.path), other.path) ||
+                  (of && of->kind != PathKind::kMissing && paths::is_within(paths::parent(w.path), of->real));
+    if (inside && !paths::is_within(other.path, w.path)) {
+      return make_error(ErrorKind::kSandboxFailed,
+                        fmt::format("writable path \"{}\" leads through a symbolic link inside the writable "
+                                    "\"{}\" (to \"{}\"), which a sandboxed command could have planted; name "
+                                    "the real directory in the settings instead",
+                                    w.path, other.path, f.real));
     }
+  }
+  return ok_status();
+}
+
+Status Planner::writable_roots() {
+  for (const auto& w : policy_.writable) {
+    PathFact f = WB_TRY(fact(w.path));
+    WB_TRY(planted_link(w, f));
     if (f.kind == PathKind::kMissing) {
-      if (!w.optional) plan.warnings.push_back(fmt::format("writable path \"{}\" does not exist; skipped", w.path));
+      if (!w.optional) plan_.warnings.push_back(fmt::format("writable path \"{}\" does not exist; skipped", w.path));
       continue;
     }
-    if (std::find(rw.begin(), rw.end(), f.real) == rw.end()) rw.push_back(f.real);
-    if (w.over_guard) over_guard.insert(f.real);
+    if (std::find(rw_.begin(), rw_.end(), f.real) == rw_.end()) rw_.push_back(f.real);
+    if (w.over_guard) over_guard_.insert(f.real);
   }
+  return ok_status();
+}
 
-  std::vector<std::string> ro;
-  std::vector<const GuardedPath*> missing_ro;
-  auto add_create_guard = [&](const std::string& path, const std::string& why) {
-    for (const auto& c : plan.create_guards) {
-      if (c.path == path) return;
-    }
-    plan.create_guards.push_back({path, why.empty() ? "protected path" : why});
-  };
-  for (const auto& g : policy.deny_write) {
+void Planner::add_create_guard(const std::string& path, const std::string& why) {
+  for (const auto& c : plan_.create_guards) {
+    if (c.path == path) return;
+  }
+  plan_.create_guards.push_back({path, why.empty() ? "protected path" : why});
+}
+
+Status Planner::write_guards() {
+  for (const auto& g : policy_.deny_write) {
     PathFact f = WB_TRY(fact(g.path));
-    if (!f.unreachable_at.empty() && within_any(f.unreachable_at, rw)) {
-      plan.warnings.push_back(
+    if (!f.unreachable_at.empty() && within_any(f.unreachable_at, rw_)) {
+      plan_.warnings.push_back(
           fmt::format("cannot look into \"{}\" (to guard \"{}\"), so it is read-only in the sandbox; make it "
                       "readable (chmod u+rx) to have it writable again",
                       f.unreachable_at, g.path));
-      ro.push_back(f.unreachable_at);
+      ro_.push_back(f.unreachable_at);
     }
     if (f.kind != PathKind::kMissing) {
-      if (f.is_symlink && within_any(paths::parent(g.path), rw)) {
+      if (f.is_symlink && within_any(paths::parent(g.path), rw_)) {
         return make_error(ErrorKind::kSandboxFailed,
                           fmt::format("protected path \"{}\" is a symbolic link inside a writable "
                                       "directory, so it cannot be pinned; replace the link with "
                                       "the file or directory itself",
                                       g.path));
       }
-      ro.push_back(f.real);
+      ro_.push_back(f.real);
     } else if (g.stub_if_missing) {
       add_create_guard(g.path, g.why);
       if (!f.real.empty() && f.real != g.path) add_create_guard(f.real, g.why);
-      missing_ro.push_back(&g);
+      missing_ro_.push_back(&g);
     }
   }
   // denyWrite wins over allowWrite: a writable root inside a protected tree is dropped.
-  rw.erase(std::remove_if(rw.begin(), rw.end(),
-                          [&](const std::string& r) { return within_any(r, ro) && !over_guard.count(r); }),
-           rw.end());
+  rw_.erase(std::remove_if(rw_.begin(), rw_.end(),
+                           [&](const std::string& r) { return within_any(r, ro_) && !over_guard_.count(r); }),
+            rw_.end());
+  return ok_status();
+}
 
-  ReadRules rules;
-  rules.carves = rw;
-  std::set<std::string> mask_is_dir;
-  std::vector<const GuardedPath*> missing_masks;
-  for (const auto& g : policy.deny_read) {
+Status Planner::read_rules() {
+  rules_.carves = rw_;
+  for (const auto& g : policy_.deny_read) {
     PathFact f = WB_TRY(fact(g.path));
     if (f.kind == PathKind::kMissing) {
-      if (g.stub_if_missing) missing_masks.push_back(&g);
+      if (g.stub_if_missing) missing_masks_.push_back(&g);
       continue;
     }
-    rules.masks.push_back(f.real);
-    if (f.kind == PathKind::kDir) mask_is_dir.insert(f.real);
+    rules_.masks.push_back(f.real);
+    if (f.kind == PathKind::kDir) mask_is_dir_.insert(f.real);
   }
-  std::vector<std::string> carves;
-  for (const auto& a : policy.allow_read) {
+  for (const auto& a : policy_.allow_read) {
     PathFact f = WB_TRY(fact(a));
     if (f.kind == PathKind::kMissing) continue;
-    carves.push_back(f.real);
-    rules.carves.push_back(f.real);
+    carves_.push_back(f.real);
+    rules_.carves.push_back(f.real);
   }
+  return ok_status();
+}
 
-  // Paths that do not exist yet: a stub is needed where the sandbox could create the path (a
-  // writable parent) and, for unreadable paths, wherever the parent is visible (the host may
-  // create it during the run).
-  auto want_stub = [&](const GuardedPath& g, const std::string& first, bool leaf) {
-    for (const auto& s : plan.stubs) {
-      if (s.path == first) return;
-    }
-    if (leaf) {
-      plan.stubs.push_back({first, g.type, g.type == LeafType::kFile ? g.stub_content : ""});
-    } else {
-      plan.stubs.push_back({first, LeafType::kDir, ""});
-    }
-  };
+void Planner::want_stub(const GuardedPath& g, const std::string& first, bool leaf) {
+  for (const auto& s : plan_.stubs) {
+    if (s.path == first) return;
+  }
+  if (leaf) {
+    plan_.stubs.push_back({first, g.type, g.type == LeafType::kFile ? g.stub_content : ""});
+  } else {
+    plan_.stubs.push_back({first, LeafType::kDir, ""});
+  }
+}
+
+// Paths that do not exist yet: a stub is needed where the sandbox could create the path (a
+// writable parent) and, for unreadable paths, wherever the parent is visible (the host may
+// create it during the run).
+Status Planner::stubs() {
   // A stub directory made for a deeper guard is guarded whole: nothing may be created in it.
   std::vector<std::string> stub_guards;
-  for (const GuardedPath* g : missing_ro) {
+  for (const GuardedPath* g : missing_ro_) {
     // Only where a denyRead stub made the parent (the rest needs nothing on the host).
     PathFact f = WB_TRY(fact(g->path));
     std::string first = f.first_missing.empty() ? f.real : f.first_missing;
     std::string parent = paths::parent(first);
-    if (facts.stubs.count(parent)) stub_guards.push_back(parent);
+    if (facts_.stubs.count(parent)) stub_guards.push_back(parent);
   }
-  ro.insert(ro.end(), stub_guards.begin(), stub_guards.end());
-  for (const GuardedPath* g : missing_masks) {
+  ro_.insert(ro_.end(), stub_guards.begin(), stub_guards.end());
+  for (const GuardedPath* g : missing_masks_) {
     PathFact f = WB_TRY(fact(g->path));
     if (!f.creatable) continue;
     std::string first = f.first_missing.empty() ? f.real : f.first_missing;
     std::string parent = paths::parent(first);
-    if (facts.stubs.count(parent)) {
-      rules.masks.push_back(parent);
-      mask_is_dir.insert(parent);
-    } else if (rules.visible(parent)) {
+    if (facts_.stubs.count(parent)) {
+      rules_.masks.push_back(parent);
+      mask_is_dir_.insert(parent);
+    } else if (rules_.visible(parent)) {
       want_stub(*g, first, first == f.real);
     }
   }
-  if (!plan.stubs.empty()) return plan;
+  return ok_status();
+}
 
-  auto writable = [&](const std::string& p) { return within_any(p, rw) && !within_any(p, ro); };
-  std::vector<MountOp> ops;
-  for (const auto& r : rw) ops.push_back({MountKind::kRwBind, r});
-  std::set<std::string> pins;
-  auto pin_ancestors = [&](const std::string& p) {
-    for (const auto& a : paths::ancestors(p)) {
-      if (strictly_within_any(a, rw) && std::find(rw.begin(), rw.end(), a) == rw.end() && !within_any(a, ro) &&
-          rules.visible(a)) {
-        pins.insert(a);
-      }
+void Planner::pin_ancestors(const std::string& p, std::set<std::string>& pins) const {
+  for (const auto& a : paths::ancestors(p)) {
+    if (strictly_within_any(a, rw_) && std::find(rw_.begin(), rw_.end(), a) == rw_.end() && !within_any(a, ro_) &&
+        rules_.visible(a)) {
+      pins.insert(a);
     }
-  };
-  for (const auto& p : ro) {
+  }
+}
+
+void Planner::mounts() {
+  auto writable = [&](const std::string& p) { return within_any(p, rw_) && !within_any(p, ro_); };
+  std::vector<MountOp> ops;
+  for (const auto& r : rw_) ops.push_back({MountKind::kRwBind, r});
+  std::set<std::string> pins;
+  for (const auto& p : ro_) {
     // Inside another guard already: its mount covers this one.
     bool covered =
-        std::any_of(ro.begin(), ro.end(), [&](const std::string& q) { return q != p && paths::is_within(p, q); });
+        std::any_of(ro_.begin(), ro_.end(), [&](const std::string& q) { return q != p && paths::is_within(p, q); });
     if (covered) continue;
-    if (rules.visible(p) && within_any(p, rw)) {
+    if (rules_.visible(p) && within_any(p, rw_)) {
       ops.push_back({MountKind::kRoBind, p});
-      pin_ancestors(p);
+      pin_ancestors(p, pins);
     }
   }
-  for (const auto& m : rules.masks) {
-    if (!rules.visible_above(m)) continue;
-    ops.push_back({mask_is_dir.count(m) ? MountKind::kMaskDir : MountKind::kMaskFile, m});
-    pin_ancestors(m);
+  for (const auto& m : rules_.masks) {
+    if (!rules_.visible_above(m)) continue;
+    ops.push_back({mask_is_dir_.count(m) ? MountKind::kMaskDir : MountKind::kMaskFile, m});
+    pin_ancestors(m, pins);
   }
-  for (const auto& c : carves) {
-    if (rules.deepest(c, true) == 1) ops.push_back({MountKind::kCarve, c, writable(c)});
+  for (const auto& c : carves_) {
+    if (rules_.deepest(c, true) == 1) ops.push_back({MountKind::kCarve, c, writable(c)});
   }
   for (const auto& p : pins) ops.push_back({MountKind::kPin, p});
 
@@ -256,8 +289,28 @@ Result<Plan> plan_mounts(const FsPolicy& policy, const LinuxFacts& facts) {
       return o.path != op.path && paths::is_within(o.path, op.path);
     });
   }
-  plan.mounts = std::move(ops);
-  return plan;
+  plan_.mounts = std::move(ops);
+}
+
+Result<Plan> Planner::run() {
+  plan_.host_proc = policy_.host_proc;
+  if (!policy_.enabled) {
+    plan_.filesystem_open = true;
+    return plan_;
+  }
+  WB_TRY(writable_roots());
+  WB_TRY(write_guards());
+  WB_TRY(read_rules());
+  WB_TRY(stubs());
+  if (!plan_.stubs.empty()) return plan_;
+  mounts();
+  return plan_;
+}
+
+}  // namespace
+
+Result<Plan> plan_mounts(const FsPolicy& policy, const LinuxFacts& facts) {
+  return Planner(policy, facts).run();
 }
 
 bool write_allowed(const Plan& plan, const std::string& path) {
