@@ -83,14 +83,9 @@ Result<std::vector<sys::ScanHit>> scan_all(const Logger& log, const std::vector<
   return hits;
 }
 
-// Probes, scans and plans; with a registry, creates the stubs the plan asks for and plans again.
-Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
-  Prepared p;
-  if (!run.policy.enabled) {
-    p.plan.filesystem_open = true;  // --network-only: no mounts, no scan, no stubs
-    return p;
-  }
-  expand_read_globs(run.policy);
+// The scan's findings become guards: repositories, protected names, directories it could not
+// read (read-only), hard links and depths it cannot handle (refused).
+Status guard_what_the_scan_found(LinuxRun& run, Prepared& p) {
   p.scan_roots = effective_scan_roots(run.policy);
   std::vector<std::string> unreadable, too_deep;
   auto hits = WB_TRY(scan_all(*run.log, p.scan_roots, run.state.scan, &unreadable, &too_deep));
@@ -131,7 +126,18 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
   for (const auto& h : hits) {
     if (is_protected_name(h.name)) p.protected_hits.push_back(paths::join(h.dir, h.name));
   }
+  return ok_status();
+}
 
+// Probes, scans and plans; with a registry, creates the stubs the plan asks for and plans again.
+Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
+  Prepared p;
+  if (!run.policy.enabled) {
+    p.plan.filesystem_open = true;  // --network-only: no mounts, no scan, no stubs
+    return p;
+  }
+  expand_read_globs(run.policy);
+  WB_TRY(guard_what_the_scan_found(run, p));
   p.facts.bwrap_path = run.bwrap;
   std::copy(std::begin(run.bwrap_version), std::end(run.bwrap_version), p.facts.bwrap_version);
   p.facts.placeholder_file = run.state.placeholder;
