@@ -13,18 +13,36 @@
 
 namespace wb::cli {
 
-int cmd_doctor(const Options& o) {
-  auto env = load_environment(o);
-  if (!env.ok()) return report_error(env.error());
-  const Settings& s = env->settings;
-  auto state = sys::ensure_state_dir();
-  auto plat = sys::probe_platform();
-  auto bwrap = sys::probe_bwrap(s.sandbox.bwrap_path.value_or(""), "");
-  std::string userns = sys::probe_userns();
-  std::string seccomp = sys::probe_seccomp();
-  bool linux_like = plat.platform == sys::Platform::kLinux || plat.platform == sys::Platform::kWsl2;
-  bool usable = linux_like && !bwrap.path.empty() && userns.empty() && seccomp.empty() && state.ok();
+namespace {
 
+struct Probed {
+  sys::PlatformInfo plat;
+  sys::BwrapInfo bwrap;
+  std::string userns, seccomp;
+  Result<sys::StateDir> state = sys::StateDir{};
+  bool usable = false;
+};
+
+Probed probe(const Settings& s) {
+  Probed p;
+  p.state = sys::ensure_state_dir();
+  p.plat = sys::probe_platform();
+  p.bwrap = sys::probe_bwrap(s.sandbox.bwrap_path.value_or(""), "");
+  p.userns = sys::probe_userns();
+  p.seccomp = sys::probe_seccomp();
+  bool linux_like = p.plat.platform == sys::Platform::kLinux || p.plat.platform == sys::Platform::kWsl2;
+  p.usable = linux_like && !p.bwrap.path.empty() && p.userns.empty() && p.seccomp.empty() && p.state.ok();
+  return p;
+}
+
+nlohmann::json facts(const Options& o, const Environment& env, Probed& p) {
+  const Settings& s = env.settings;
+  auto& state = p.state;
+  const auto& plat = p.plat;
+  const auto& bwrap = p.bwrap;
+  const auto& userns = p.userns;
+  const auto& seccomp = p.seccomp;
+  const bool usable = p.usable;
   nlohmann::json j;
   j["platform"] = sys::platform_name(plat.platform);
   j["kernel"] = plat.kernel;
@@ -41,14 +59,14 @@ int cmd_doctor(const Options& o) {
   // Who places the sandbox's mounts (the key kept its first name: only read-only ones moved then).
   j["readOnlyMounts"] = lnx::shim_mounts_available() ? "wavebox-shim (mount API)" : "bwrap";
   j["mountsPlacedBy"] = j["readOnlyMounts"];
-  j["settingsFiles"] = env->read_files;
+  j["settingsFiles"] = env.read_files;
   j["builtinDefaultProfile"] = s.builtin_default;
   j["policy"] = {{"enabled", s.sandbox.enabled},
                  {"mode", mode_name(s.sandbox.mode)},
                  {"failIfUnavailable", s.sandbox.fail_if_unavailable},
                  {"proc", s.sandbox.enable_weaker_nested_sandbox ? "host (enableWeakerNestedSandbox)" : "own"}};
   if (state.ok()) {
-    auto pol = make_fs_policy(s.sandbox, engine::policy_context(run_request(o, *env), *state), o.network_only);
+    auto pol = make_fs_policy(s.sandbox, engine::policy_context(run_request(o, env), *state), o.network_only);
     nlohmann::json w = nlohmann::json::array(), dw = nlohmann::json::array(), dr = nlohmann::json::array();
     for (const auto& x : pol.writable) w.push_back(x.path);
     for (const auto& x : pol.deny_write) dw.push_back(x.path);
@@ -66,10 +84,17 @@ int cmd_doctor(const Options& o) {
                      {"type", e.type == LeafType::kDir ? "directory" : "file"}});
   }
   j["protected"] = table;
-  if (o.json) {
-    std::printf("%s\n", j.dump(2).c_str());
-    return 0;
-  }
+  return j;
+}
+
+void print_facts(const nlohmann::json& j, const Environment& env, const Probed& p) {
+  const Settings& s = env.settings;
+  const auto& bwrap = p.bwrap;
+  const auto& plat = p.plat;
+  const auto& userns = p.userns;
+  const auto& seccomp = p.seccomp;
+  const auto& state = p.state;
+  const bool usable = p.usable;
   auto mark = [](bool ok) { return ok ? "ok  " : "FAIL"; };
   std::printf("wavebox doctor\n");
   std::printf("  platform        %s (%s)\n", j["platform"].get<std::string>().c_str(), plat.kernel.c_str());
@@ -83,7 +108,7 @@ int cmd_doctor(const Options& o) {
   std::printf("  sandbox usable  %s\n", usable ? "yes" : "no");
   std::printf("  mounts placed by %s\n", j["mountsPlacedBy"].get<std::string>().c_str());
   std::printf("  settings        %s\n", s.builtin_default ? "built-in default profile" : "");
-  for (const auto& f : env->read_files) std::printf("                  %s\n", f.c_str());
+  for (const auto& f : env.read_files) std::printf("                  %s\n", f.c_str());
   std::printf("  sandbox.enabled %s, mode %s\n", s.sandbox.enabled ? "true" : "false", mode_name(s.sandbox.mode));
   if (s.sandbox.enable_weaker_nested_sandbox) {
     std::printf("  /proc           the host's, read-only (enableWeakerNestedSandbox: weaker)\n");
@@ -98,21 +123,37 @@ int cmd_doctor(const Options& o) {
     for (const auto& d : s.sandbox.network.allowed_domains) std::printf("    %s\n", d.c_str());
     for (const auto& d : s.sandbox.network.denied_domains) std::printf("    denied: %s\n", d.c_str());
   }
-  if (o.verbose) {
-    // What no sandboxed command may create or change, whatever the policy makes writable
-    // (core/protect.hpp); besides these: every repository's hooks, config, commondir,
-    // config.worktree, the files its config includes or names as core.hooksPath, and new
-    // submodule git directories.
-    std::printf("  protected (%zu; never created or changed by a sandboxed command):\n", protected_table().size());
-    for (const auto& e : protected_table()) {
-      std::string where = e.scope == ProtectScope::kAnyDepth ? "any depth"
-                          : e.scope == ProtectScope::kHome   ? "~/"
-                                                             : "<ws>/";
-      std::printf("    %-26s %-10s %s\n", e.rel, where.c_str(), e.runs_it);
-    }
-    auto rules = lnx::seccomp_rules({s.sandbox.network.allow_all_unix_sockets});
-    std::printf("  seccomp rules (%zu):\n%s", rules.size(), lnx::describe_rules(rules).c_str());
+}
+
+// What no sandboxed command may create or change, whatever the policy makes writable
+// (core/protect.hpp); besides these: every repository's hooks, config, commondir,
+// config.worktree, the files its config includes or names as core.hooksPath, and new
+// submodule git directories. And the seccomp rules.
+void print_protected(const Settings& s) {
+  std::printf("  protected (%zu; never created or changed by a sandboxed command):\n", protected_table().size());
+  for (const auto& e : protected_table()) {
+    std::string where = e.scope == ProtectScope::kAnyDepth ? "any depth"
+                        : e.scope == ProtectScope::kHome   ? "~/"
+                                                           : "<ws>/";
+    std::printf("    %-26s %-10s %s\n", e.rel, where.c_str(), e.runs_it);
   }
+  auto rules = lnx::seccomp_rules({s.sandbox.network.allow_all_unix_sockets});
+  std::printf("  seccomp rules (%zu):\n%s", rules.size(), lnx::describe_rules(rules).c_str());
+}
+
+}  // namespace
+
+int cmd_doctor(const Options& o) {
+  auto env = load_environment(o);
+  if (!env.ok()) return report_error(env.error());
+  Probed p = probe(env->settings);
+  const nlohmann::json j = facts(o, *env, p);
+  if (o.json) {
+    std::printf("%s\n", j.dump(2).c_str());
+    return 0;
+  }
+  print_facts(j, *env, p);
+  if (o.verbose) print_protected(env->settings);
   return 0;
 }
 
