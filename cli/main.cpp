@@ -55,13 +55,15 @@ int main(int argc, char** argv) {
   // Only the subcommand named first is built (building all five is CLI11's largest cost at every
   // start); anything else (--help, --version, a typo) gets them all, for the full help.
   const std::string first = argc > 1 ? argv[1] : "";
-  const bool known = first == "run" || first == "wrap" || first == "decide" || first == "connect" || first == "doctor";
+  const bool known = first == "run" || first == "wrap" || first == "decide" || first == "connect" ||
+                     first == "doctor" || first == "serve";
   auto wanted = [&](const char* name) { return !known || first == name; };
   CLI::App* run = nullptr;
   CLI::App* wrap = nullptr;
   CLI::App* decide = nullptr;
   CLI::App* connect = nullptr;
   CLI::App* doctor = nullptr;
+  CLI::App* serve = nullptr;
   if (wanted("run")) {
     run = app.add_subcommand("run", "run a command sandboxed");
     add_common(run, o);
@@ -91,6 +93,12 @@ int main(int argc, char** argv) {
     doctor = app.add_subcommand("doctor", "platform and dependency report");
     add_common(doctor, o);
     doctor->add_flag("--json", o.json, "machine-readable output");
+  }
+
+  if (wanted("serve")) {
+    serve = app.add_subcommand("serve", "many sessions in one process: JSON-RPC on stdin/stdout (man wavebox-serve)");
+    serve->add_flag("--stdio", o.stdio, "speak JSON-RPC 2.0, one object per line, on stdin and stdout");
+    serve->add_flag("-v,--verbose", o.verbose, "say more on stderr");
   }
 
   // Everything after the first "--" is the command, untouched: CLI11 only sees what comes before
@@ -124,5 +132,6 @@ int main(int argc, char** argv) {
   if (decide && decide->parsed()) return wb::cli::cmd_decide(o);
   if (connect && connect->parsed()) return wb::cli::cmd_connect(connect_host, connect_port);
   if (doctor && doctor->parsed()) return wb::cli::cmd_doctor(o);
+  if (serve && serve->parsed()) return wb::cli::cmd_serve(o);
   return 125;
 }

@@ -19,6 +19,7 @@ struct Options {
   bool approve = false;
   bool verbose = false;
   bool json = false;                         // doctor --json
+  bool stdio = false;                        // serve --stdio
   std::optional<std::string> shell_command;  // -c
   std::vector<std::string> command;
 };
@@ -29,5 +30,6 @@ int cmd_decide(const Options& o);
 int cmd_connect(const std::string& host, int port);
 int cmd_wrap(const Options& o);
 int cmd_doctor(const Options& o);
+int cmd_serve(const Options& o);
 
 }  // namespace wb::cli

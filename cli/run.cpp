@@ -16,6 +16,7 @@
 #include "cli/setup.hpp"
 #include "core/decision.hpp"
 #include "core/log.hpp"
+#include "core/shell_split.hpp"
 #include "core/sys/fs.hpp"
 #include "core/sys/platform.hpp"
 #include "core/violations.hpp"
@@ -47,20 +48,7 @@ int exec_unsandboxed(const Options& o, const std::vector<std::string>& argv) {
 
 std::string command_string(const Options& o) {
   if (o.shell_command) return *o.shell_command;
-  std::string out;
-  for (const auto& a : o.command) {
-    bool plain = !a.empty() &&
-                 a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%^") ==
-                     std::string::npos;
-    std::string q = plain ? a : "'" + a + "'";
-    if (!plain) {
-      q = "'";
-      for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-      q += "'";
-    }
-    out += (out.empty() ? "" : " ") + q;
-  }
-  return out;
+  return shell_join(o.command);
 }
 
 namespace {
@@ -150,22 +138,10 @@ int cmd_decide(const Options& o) {
   if (!env.ok()) return report_error(env.error());
   const Settings& s = env->settings;
   for (const auto& w : s.warnings) log::warn(w);
-  auto state = sys::ensure_state_dir();
-  auto plat = sys::probe_platform();
-  auto bwrap = sys::probe_bwrap(s.sandbox.bwrap_path.value_or(""), state.ok() ? state->root + "/bwrap-version" : "");
-  engine::Availability avail = engine::check_availability(s, plat, bwrap, state.ok() ? state->root : "");
   // A single argument is the command string itself; several are joined like a shell would see them.
   std::string cmd = o.shell_command ? *o.shell_command : (o.command.size() == 1 ? o.command[0] : command_string(o));
-  Decision d = decide(s, {cmd, o.disable_sandbox, avail.enabled_here && avail.unavailable.empty()});
-  for (const auto& w : d.warnings) log::warn(w);
-  nlohmann::json j;
-  j["decision"] = d.decision;
-  j["sandboxed"] = d.sandboxed;
-  j["reason"] = d.reason;
-  j["matchedRule"] = d.matched_rule.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.matched_rule);
-  j["subcommands"] = d.subcommands;
-  // A call that reaches more hosts than the settings say (seed 003: never read-only).
-  j["addsHosts"] = o.allow_domains;
+  Decision d = engine::decide_here(s, cmd, o.disable_sandbox, log::process());
+  nlohmann::json j = engine::decision_json(d, o.allow_domains);
   std::printf("%s\n", j.dump().c_str());
   return 0;
 }

@@ -20,4 +20,7 @@ SplitResult split_command(std::string_view command);
 // wrappers timeout, time, nice, nohup, stdbuf, env stripped, step by step.
 std::vector<std::string> match_candidates(const std::string& subcommand);
 
+// argv as a shell would read it back: plain words as they are, others in single quotes.
+std::string shell_join(const std::vector<std::string>& argv);
+
 }  // namespace wb

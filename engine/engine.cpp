@@ -76,6 +76,28 @@ Availability check_availability(const Settings& s, const sys::PlatformInfo& plat
   return a;
 }
 
+Decision decide_here(const Settings& s, const std::string& command, bool disable_sandbox, const Logger& log) {
+  auto state = sys::ensure_state_dir();
+  auto plat = sys::probe_platform();
+  auto bwrap = sys::probe_bwrap(s.sandbox.bwrap_path.value_or(""), state.ok() ? state->root + "/bwrap-version" : "");
+  Availability avail = check_availability(s, plat, bwrap, state.ok() ? state->root : "");
+  Decision d = decide(s, {command, disable_sandbox, avail.enabled_here && avail.unavailable.empty()});
+  for (const auto& w : d.warnings) log.warn(w);
+  return d;
+}
+
+nlohmann::json decision_json(const Decision& d, const std::vector<std::string>& adds_hosts) {
+  nlohmann::json j;
+  j["decision"] = d.decision;
+  j["sandboxed"] = d.sandboxed;
+  j["reason"] = d.reason;
+  j["matchedRule"] = d.matched_rule.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.matched_rule);
+  j["subcommands"] = d.subcommands;
+  // A call that reaches more hosts than the settings say (seed 003: never read-only).
+  j["addsHosts"] = adds_hosts;
+  return j;
+}
+
 namespace {
 
 // A directory as a standard descriptor reaches past every mount (openat(0, "..", ...)).
@@ -369,9 +391,18 @@ Result<pid_t> spawn_unsandboxed(const Internal& in) {
   av.push_back(nullptr);
   for (const auto& e : req.env) ev.push_back(const_cast<char*>(e.c_str()));
   ev.push_back(nullptr);
+  // The command starts with no signal blocked, whatever the caller's threads block (serve blocks
+  // SIGPIPE).
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
   pid_t pid = -1;
-  int err = ::posix_spawn(&pid, exe.c_str(), &fa, nullptr, av.data(), ev.data());
+  int err = ::posix_spawn(&pid, exe.c_str(), &fa, &attr, av.data(), ev.data());
   posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
   if (err == ENOENT) return make_error(ErrorKind::kNotFound, fmt::format("{}: command not found", req.argv[0]));
   if (err != 0) return make_error(ErrorKind::kNotExecutable, fmt::format("{}: {}", req.argv[0], std::strerror(err)));
   return pid;

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -54,6 +55,11 @@ struct Availability {
 };
 Availability check_availability(const Settings& s, const sys::PlatformInfo& plat, const sys::BwrapInfo& bwrap,
                                 const std::string& state_root);
+
+// `wavebox decide`: the decision for a command string under these settings, on this machine
+// (whether the sandbox is available here counts), and the object it prints.
+Decision decide_here(const Settings& s, const std::string& command, bool disable_sandbox, const Logger& log);
+nlohmann::json decision_json(const Decision& d, const std::vector<std::string>& adds_hosts);
 
 // What the policy is made from, for this request and state dir (doctor prints the policy too).
 PolicyContext policy_context(const RunRequest& req, const sys::StateDir& state);

@@ -17,6 +17,7 @@ check bwrap 'core|bwrap'
 check seatbelt 'core|seatbelt'
 check netproxy 'core|netproxy'
 check engine 'core|bwrap|netproxy|seatbelt|engine'
+check serve 'core|engine|serve'
 # core/ itself (not core/sys) must not include core/sys.
 if grep -nE '#include "core/sys/' core/*.cpp core/*.hpp; then fail=1; fi
 while IFS= read -r f; do

@@ -1,0 +1,616 @@
+// The JSON-RPC server: a reader on the input, one worker thread per command (the thread that
+// prepares a run outlives it, as the keeper's parent-death signal needs), one writer lock.
+#include "serve/server.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "core/base64.hpp"
+#include "core/paths.hpp"
+#include "core/shell_split.hpp"
+#include "core/sys/fd.hpp"
+#include "core/sys/fs.hpp"
+#include "engine/engine.hpp"
+#include "serve/session.hpp"
+
+namespace wb::serve {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+enum Code {
+  kParseError = -32700,
+  kInvalidRequest = -32600,
+  kMethodNotFound = -32601,
+  kInvalidParams = -32602,
+  kUnknownSession = -32001,
+  kDenied = -32002,
+  kNeedsApproval = -32003,
+  kRunFailed = -32004,
+  kUnknownProcess = -32005,
+};
+
+struct RpcError {
+  int code;
+  std::string message;
+};
+
+constexpr size_t kOutputCap = 16u << 20;  // per stream, when not streamed
+
+// One line per message, from any thread; a client that went away makes every write a no-op.
+class Writer {
+ public:
+  explicit Writer(int fd) : fd_(fd) {}
+  void send(const json& j) {
+    std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    std::lock_guard<std::mutex> lock(mu_);
+    size_t off = 0;
+    while (!broken_ && off < line.size()) {
+      ssize_t n = ::write(fd_, line.data() + off, line.size() - off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        broken_ = true;
+        break;
+      }
+      off += static_cast<size_t>(n);
+    }
+  }
+  bool broken() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return broken_;
+  }
+
+ private:
+  int fd_;
+  std::mutex mu_;
+  bool broken_ = false;
+};
+
+struct Session {
+  std::string id, cwd;
+  std::vector<std::string> paths;  // as opened (or last updated): reloaded by an empty update
+  std::optional<json> inline_settings;
+  std::shared_ptr<const SessionPolicy> policy;
+};
+
+struct Proc {
+  std::string id, session;
+  std::mutex mu;
+  engine::Run* run = nullptr;  // once started
+  bool terminate = false;      // asked before the run started
+  sys::Fd stdin_wr;            // open for command/exec/write
+};
+
+const json* member(const json& p, const char* key) {
+  auto it = p.find(key);
+  return it == p.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::string need_string(const json& p, const char* key) {
+  const json* v = member(p, key);
+  if (!v || !v->is_string()) throw RpcError{kInvalidParams, fmt::format("\"{}\" must be a string", key)};
+  return v->get<std::string>();
+}
+
+std::optional<std::string> opt_string(const json& p, const char* key) {
+  const json* v = member(p, key);
+  if (!v) return std::nullopt;
+  if (!v->is_string()) throw RpcError{kInvalidParams, fmt::format("\"{}\" must be a string", key)};
+  return v->get<std::string>();
+}
+
+bool opt_bool(const json& p, const char* key) {
+  const json* v = member(p, key);
+  if (!v) return false;
+  if (!v->is_boolean()) throw RpcError{kInvalidParams, fmt::format("\"{}\" must be true or false", key)};
+  return v->get<bool>();
+}
+
+std::vector<std::string> opt_strings(const json& p, const char* key) {
+  const json* v = member(p, key);
+  std::vector<std::string> out;
+  if (!v) return out;
+  if (!v->is_array()) throw RpcError{kInvalidParams, fmt::format("\"{}\" must be an array of strings", key)};
+  for (const auto& e : *v) {
+    if (!e.is_string()) throw RpcError{kInvalidParams, fmt::format("\"{}\" must be an array of strings", key)};
+    out.push_back(e.get<std::string>());
+  }
+  return out;
+}
+
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+class Server {
+ public:
+  explicit Server(const ServerConfig& c) : cfg_(c), out_(c.out), here_(sys::current_dir()) {}
+  int run();
+
+ private:
+  void handle_line(const std::string& line);
+  json dispatch(const std::string& method, const json& params, const json& id, bool* responded);
+  json initialize(const json& p);
+  json session_open(const json& p);
+  json session_update(const json& p);
+  json session_close(const json& p);
+  json decide(const json& p);
+  json exec_write(const json& p);
+  json exec_terminate(const json& p);
+  void command_exec(const json& p, const json& id);
+  void exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const SessionPolicy> policy, std::string cwd,
+                   json params, json id);
+  engine::RunRequest exec_request(const json& p, const SessionPolicy& policy, const std::string& session_cwd);
+  std::shared_ptr<Session> session(const json& p);
+  void respond(const json& id, json result);
+  void respond_error(const json& id, int code, const std::string& message);
+  void end_all();
+  json shutdown(const json& p);
+
+  const ServerConfig& cfg_;
+  Writer out_;
+  const std::string here_;
+  std::mutex mu_;  // sessions_, procs_, workers_
+  std::map<std::string, std::shared_ptr<Session>> sessions_;
+  std::map<std::string, std::shared_ptr<Proc>> procs_;
+  size_t workers_ = 0;
+  std::condition_variable workers_done_;
+  std::atomic<unsigned> next_{1};
+  std::atomic<bool> shutting_down_{false};
+};
+
+void Server::respond(const json& id, json result) {
+  if (id.is_null()) return;  // a notification: no answer
+  out_.send({{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}});
+}
+
+void Server::respond_error(const json& id, int code, const std::string& message) {
+  out_.send({{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}});
+}
+
+std::shared_ptr<Session> Server::session(const json& p) {
+  std::string id = need_string(p, "sessionId");
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) throw RpcError{kUnknownSession, fmt::format("unknown session \"{}\"", id)};
+  return it->second;
+}
+
+json Server::initialize(const json&) {
+  return {{"serverInfo", {{"name", "wavebox"}, {"version", "0.1.0"}}},
+          {"capabilities", {{"sessions", true}, {"streamOutput", true}, {"networkApproval", false}}}};
+}
+
+json Server::session_open(const json& p) {
+  auto s = std::make_shared<Session>();
+  std::string cwd = need_string(p, "cwd");
+  s->cwd = paths::resolve(cwd, cfg_.home, here_);
+  if (!sys::is_dir(s->cwd)) throw RpcError{kInvalidParams, fmt::format("cwd \"{}\" is not a directory", cwd)};
+  s->paths = opt_strings(p, "settingsPaths");
+  if (const json* inl = member(p, "settings")) {
+    if (!inl->is_object()) throw RpcError{kInvalidParams, "\"settings\" must be an object"};
+    s->inline_settings = *inl;
+  }
+  auto policy = load_session_policy(s->cwd, s->paths, s->inline_settings ? &*s->inline_settings : nullptr, cfg_.home);
+  if (!policy.ok()) throw RpcError{kInvalidParams, policy.error().message};
+  s->policy = std::make_shared<const SessionPolicy>(std::move(*policy));
+  for (const auto& w : s->policy->settings.warnings) cfg_.log->warn(w);
+  s->id = opt_string(p, "sessionId").value_or(fmt::format("s-{}", next_++));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (sessions_.count(s->id)) throw RpcError{kInvalidParams, fmt::format("session \"{}\" is open already", s->id)};
+  sessions_[s->id] = s;
+  return {{"sessionId", s->id}, {"policyId", s->policy->policy_id}};
+}
+
+// The session's next commands get the new policy; running ones keep theirs; no other session
+// is touched.
+json Server::session_update(const json& p) {
+  auto s = session(p);
+  std::vector<std::string> paths = member(p, "settingsPaths") ? opt_strings(p, "settingsPaths") : s->paths;
+  std::optional<json> inl = s->inline_settings;
+  if (const json* v = member(p, "settings")) {
+    if (!v->is_object()) throw RpcError{kInvalidParams, "\"settings\" must be an object"};
+    inl = *v;
+  }
+  auto policy = load_session_policy(s->cwd, paths, inl ? &*inl : nullptr, cfg_.home);
+  if (!policy.ok()) throw RpcError{kInvalidParams, policy.error().message};
+  std::lock_guard<std::mutex> lock(mu_);
+  s->paths = paths;
+  s->inline_settings = inl;
+  s->policy = std::make_shared<const SessionPolicy>(std::move(*policy));
+  return {{"policyId", s->policy->policy_id}};
+}
+
+json Server::session_close(const json& p) {
+  auto s = session(p);
+  std::lock_guard<std::mutex> lock(mu_);
+  sessions_.erase(s->id);
+  for (auto& [id, proc] : procs_) {
+    if (proc->session != s->id) continue;
+    std::lock_guard<std::mutex> pl(proc->mu);
+    proc->terminate = true;
+    if (proc->run) proc->run->cancel();
+  }
+  return json::object();
+}
+
+json Server::decide(const json& p) {
+  auto s = session(p);
+  std::string command = need_string(p, "command");
+  std::shared_ptr<const SessionPolicy> policy;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    policy = s->policy;
+  }
+  return engine::decision_json(engine::decide_here(policy->settings, command, false, *cfg_.log), {});
+}
+
+json Server::exec_write(const json& p) {
+  std::string id = need_string(p, "processId");
+  std::shared_ptr<Proc> proc;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = procs_.find(id);
+    if (it == procs_.end()) throw RpcError{kUnknownProcess, fmt::format("unknown process \"{}\"", id)};
+    proc = it->second;
+  }
+  std::string data;
+  if (auto d = opt_string(p, "deltaBase64")) {
+    auto bytes = base64_decode(*d);
+    if (!bytes) throw RpcError{kInvalidParams, "\"deltaBase64\" is not base64"};
+    data = std::move(*bytes);
+  }
+  std::lock_guard<std::mutex> pl(proc->mu);
+  if (!data.empty()) {
+    if (!proc->stdin_wr.valid()) throw RpcError{kInvalidParams, "the process's stdin is closed"};
+    size_t off = 0;
+    while (off < data.size()) {
+      ssize_t n = ::write(proc->stdin_wr.get(), data.data() + off, data.size() - off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw RpcError{kInvalidParams, "the process no longer reads its stdin"};
+      off += static_cast<size_t>(n);
+    }
+  }
+  if (opt_bool(p, "closeStdin")) proc->stdin_wr.reset();
+  return json::object();
+}
+
+json Server::exec_terminate(const json& p) {
+  std::string id = need_string(p, "processId");
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = procs_.find(id);
+  if (it == procs_.end()) throw RpcError{kUnknownProcess, fmt::format("unknown process \"{}\"", id)};
+  std::lock_guard<std::mutex> pl(it->second->mu);
+  it->second->terminate = true;
+  if (it->second->run) it->second->run->cancel();
+  return json::object();
+}
+
+engine::RunRequest Server::exec_request(const json& p, const SessionPolicy& policy, const std::string& session_cwd) {
+  engine::RunRequest req;
+  const json* command = member(p, "command");
+  auto line = opt_string(p, "commandLine");
+  if (command && (!command->is_array() || command->empty())) {
+    throw RpcError{kInvalidParams, "\"command\" must be a non-empty array of strings"};
+  }
+  if (command && line) throw RpcError{kInvalidParams, "give \"command\" or \"commandLine\", not both"};
+  if (command) {
+    req.argv = opt_strings(p, "command");
+    req.command_line = shell_join(req.argv);
+  } else if (line && !command) {
+    req.argv = {sys::exists("/bin/bash") ? "/bin/bash" : "/bin/sh", "-c", *line};
+    req.command_line = *line;
+  } else {
+    throw RpcError{kInvalidParams, "give \"command\" (a non-empty array of strings) or \"commandLine\" (a string)"};
+  }
+  req.cwd = session_cwd;
+  if (auto c = opt_string(p, "cwd")) req.cwd = paths::resolve(*c, cfg_.home, session_cwd);
+  if (!sys::is_dir(req.cwd)) throw RpcError{kInvalidParams, fmt::format("cwd \"{}\" is not a directory", req.cwd)};
+  req.home = cfg_.home;
+  req.env = cfg_.env;
+  if (const json* env = member(p, "env")) {
+    if (!env->is_object()) throw RpcError{kInvalidParams, "\"env\" must be an object of strings"};
+    for (const auto& [k, v] : env->items()) {
+      if (!v.is_string() || k.empty() || k.find('=') != std::string::npos) {
+        throw RpcError{kInvalidParams, "\"env\" must be an object of strings"};
+      }
+      std::erase_if(req.env, [&](const std::string& kv) { return kv.rfind(k + "=", 0) == 0; });
+      req.env.push_back(k + "=" + v.get<std::string>());
+    }
+  }
+  req.settings = policy.settings;
+  if (const json* t = member(p, "timeoutMs")) {
+    if (!t->is_number() || t->get<double>() <= 0)
+      throw RpcError{kInvalidParams, "\"timeoutMs\" must be a positive number"};
+    req.settings.sandbox.resources.timeout_seconds = t->get<double>() / 1000;
+  }
+  req.settings.warnings.clear();  // said once, when the session was opened
+  req.settings_files = policy.settings_files;
+  req.disable_sandbox = opt_bool(p, "dangerouslyDisableSandbox");
+  const bool approve = opt_bool(p, "approve");
+  req.approve = [approve](const Decision&) { return approve; };
+  req.log = cfg_.log;
+  return req;
+}
+
+void Server::command_exec(const json& p, const json& id) {
+  auto s = session(p);
+  auto proc = std::make_shared<Proc>();
+  proc->id = opt_string(p, "processId").value_or(fmt::format("p-{}", next_++));
+  proc->session = s->id;
+  std::shared_ptr<const SessionPolicy> policy;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (procs_.count(proc->id))
+      throw RpcError{kInvalidParams, fmt::format("process \"{}\" is running already", proc->id)};
+    if (shutting_down_) throw RpcError{kRunFailed, "the server is shutting down"};
+    procs_[proc->id] = proc;
+    policy = s->policy;
+    ++workers_;
+  }
+  std::thread([this, proc, policy, cwd = s->cwd, p, id] { exec_worker(proc, policy, cwd, p, id); }).detach();
+}
+
+// Reads one of the command's outputs to its end: streamed as notifications, or kept.
+std::thread pump(int fd, const std::string& process, const char* stream, bool streamed, Writer& out, std::string& kept,
+                 bool& truncated) {
+  return std::thread([fd, process, stream, streamed, &out, &kept, &truncated] {
+    char buf[65536];
+    for (;;) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      std::string_view chunk(buf, static_cast<size_t>(n));
+      if (streamed) {
+        out.send({{"jsonrpc", "2.0"},
+                  {"method", "command/exec/outputDelta"},
+                  {"params", {{"processId", process}, {"stream", stream}, {"deltaBase64", base64_encode(chunk)}}}});
+      } else if (kept.size() < kOutputCap) {
+        kept.append(chunk.substr(0, kOutputCap - kept.size()));
+        truncated = truncated || kept.size() == kOutputCap;
+      } else {
+        truncated = true;
+      }
+    }
+  });
+}
+
+void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const SessionPolicy> policy, std::string cwd,
+                         json p, json id) {
+  const auto t0 = Clock::now();
+  auto finish = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    procs_.erase(proc->id);
+    if (--workers_ == 0) workers_done_.notify_all();
+  };
+  try {
+    engine::RunRequest req = exec_request(p, *policy, cwd);
+    const bool streamed = opt_bool(p, "streamOutput");
+    std::optional<std::string> input;
+    if (auto in = opt_string(p, "stdin")) {
+      input = base64_decode(*in);
+      if (!input) throw RpcError{kInvalidParams, "\"stdin\" is not base64"};
+    }
+    int in_pipe[2], out_pipe[2], err_pipe[2];
+    if (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
+      throw RpcError{kRunFailed, "no pipes for the command's output"};
+    }
+    sys::Fd in_rd(in_pipe[0]), in_wr(in_pipe[1]), out_rd(out_pipe[0]), out_wr(out_pipe[1]), err_rd(err_pipe[0]),
+        err_wr(err_pipe[1]);
+    sys::Fd null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    // stdin: the bytes given (then its end), a pipe for command/exec/write when the output is
+    // streamed, else nothing to read (/dev/null).
+    const bool interactive = !input && streamed;
+    req.stdio[0] = input || interactive ? in_rd.get() : null.get();
+    req.stdio[1] = out_wr.get();
+    req.stdio[2] = err_wr.get();
+    auto prepared = engine::prepare(std::move(req));
+    if (!prepared.ok()) {
+      const Error& e = prepared.error();
+      if (e.kind == ErrorKind::kNotFound || e.kind == ErrorKind::kNotExecutable) {
+        respond(id, {{"processId", proc->id},
+                     {"exitCode", e.kind == ErrorKind::kNotFound ? 127 : 126},
+                     {"sandboxed", false},
+                     {"violations", json::array()},
+                     {"stdout", ""},
+                     {"stderr", base64_encode("wavebox: " + e.message + "\n")},
+                     {"policyId", policy->policy_id}});
+        finish();
+        return;
+      }
+      int code = e.kind == ErrorKind::kDenied
+                     ? (e.message.find("needs the user's approval") != std::string::npos ? kNeedsApproval : kDenied)
+                     : kRunFailed;
+      throw RpcError{code, e.message};
+    }
+    const std::string decision = prepared->decision.decision;
+    const bool sandboxed = prepared->sandboxed;
+    const double prepare_ms = ms_since(t0);
+    std::string out_text, err_text;
+    bool out_cut = false, err_cut = false;
+    std::thread po = pump(out_rd.get(), proc->id, "stdout", streamed, out_, out_text, out_cut);
+    std::thread pe = pump(err_rd.get(), proc->id, "stderr", streamed, out_, err_text, err_cut);
+    auto run = engine::start(std::move(*prepared));
+    {
+      std::lock_guard<std::mutex> pl(proc->mu);
+      if (run.ok()) {
+        proc->run = run->get();
+        if (proc->terminate) proc->run->cancel();
+      }
+      if (interactive) proc->stdin_wr = std::move(in_wr);
+    }
+    std::thread feeder;
+    if (input && run.ok()) {
+      feeder = std::thread([fd = in_wr.release(), data = std::move(*input)] {
+        size_t off = 0;
+        while (off < data.size()) {
+          ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+          if (n < 0 && errno == EINTR) continue;
+          if (n <= 0) break;
+          off += static_cast<size_t>(n);
+        }
+        ::close(fd);
+      });
+    }
+    in_wr.reset();
+    Result<engine::Outcome> outcome = run.ok() ? (*run)->wait() : Result<engine::Outcome>(run.error());
+    {
+      std::lock_guard<std::mutex> pl(proc->mu);
+      proc->run = nullptr;
+      proc->stdin_wr.reset();
+    }
+    // The command's copies are gone: ours closed, the pumps see the end of what it wrote.
+    in_rd.reset();
+    out_wr.reset();
+    err_wr.reset();
+    if (feeder.joinable()) feeder.join();
+    po.join();
+    pe.join();
+    if (!outcome.ok()) throw RpcError{kRunFailed, outcome.error().message};
+    json violations = json::array();
+    for (const auto& v : outcome->violations) violations.push_back(v.line());
+    json r = {{"processId", proc->id},
+              {"exitCode", outcome->exit_code},
+              {"sandboxed", sandboxed},
+              {"decision", decision},
+              {"violations", violations},
+              {"violationsNotListed", outcome->more},
+              {"policyId", policy->policy_id},
+              {"timings",
+               {{"prepareMs", prepare_ms}, {"totalMs", ms_since(t0)}, {"serverPid", static_cast<long>(::getpid())}}}};
+    if (outcome->exit_code > 128 && outcome->exit_code < 128 + 65) r["signal"] = outcome->exit_code - 128;
+    if (!streamed) {
+      r["stdout"] = base64_encode(out_text);
+      r["stderr"] = base64_encode(err_text);
+      if (out_cut || err_cut) r["outputTruncated"] = true;
+    }
+    respond(id, std::move(r));
+  } catch (const RpcError& e) {
+    respond_error(id, e.code, e.message);
+  } catch (const std::exception& e) {
+    respond_error(id, kInvalidParams, e.what());
+  }
+  finish();
+}
+
+json Server::dispatch(const std::string& method, const json& params, const json& id, bool* responded) {
+  if (method == "initialize") return initialize(params);
+  if (method == "session/open") return session_open(params);
+  if (method == "session/update") return session_update(params);
+  if (method == "session/close") return session_close(params);
+  if (method == "decide") return decide(params);
+  if (method == "command/exec/write") return exec_write(params);
+  if (method == "command/exec/terminate") return exec_terminate(params);
+  if (method == "command/exec") {
+    command_exec(params, id);
+    *responded = true;  // by its worker, when the process ends
+    return nullptr;
+  }
+  if (method == "shutdown") return shutdown(params);
+  throw RpcError{kMethodNotFound, fmt::format("unknown method \"{}\"", method)};
+}
+
+void Server::handle_line(const std::string& line) {
+  if (line.find_first_not_of(" \t\r") == std::string::npos) return;
+  json msg = json::parse(line, nullptr, false);
+  if (msg.is_discarded()) return respond_error(nullptr, kParseError, "parse error: not a JSON object");
+  if (!msg.is_object()) return respond_error(nullptr, kInvalidRequest, "a request is a JSON object");
+  json id = msg.contains("id") ? msg["id"] : json(nullptr);
+  if (!id.is_null() && !id.is_string() && !id.is_number_integer()) {
+    return respond_error(nullptr, kInvalidRequest, "\"id\" must be a string or an integer");
+  }
+  if (msg.contains("jsonrpc") && msg["jsonrpc"] != "2.0") {
+    return respond_error(id, kInvalidRequest, "\"jsonrpc\" must be \"2.0\"");
+  }
+  if (!msg.contains("method")) return;  // a response from the client: nothing is asked of it yet
+  if (!msg["method"].is_string()) return respond_error(id, kInvalidRequest, "\"method\" must be a string");
+  json params = msg.contains("params") ? msg["params"] : json::object();
+  if (params.is_null()) params = json::object();
+  if (!params.is_object()) return respond_error(id, kInvalidParams, "\"params\" must be an object");
+  bool responded = false;
+  try {
+    json result = dispatch(msg["method"].get<std::string>(), params, id, &responded);
+    if (!responded) respond(id, std::move(result));
+  } catch (const RpcError& e) {
+    respond_error(id, e.code, e.message);
+  } catch (const std::exception& e) {
+    respond_error(id, kInvalidParams, e.what());
+  }
+}
+
+// No new command; the running ones may end by themselves within graceMs (default 10 s), then
+// the rest are ended; the answer comes after them.
+json Server::shutdown(const json& p) {
+  double grace_ms = 10000;
+  if (const json* g = member(p, "graceMs")) {
+    if (!g->is_number() || g->get<double>() < 0) throw RpcError{kInvalidParams, "\"graceMs\" must be a number >= 0"};
+    grace_ms = g->get<double>();
+  }
+  std::unique_lock<std::mutex> lock(mu_);
+  shutting_down_ = true;
+  workers_done_.wait_for(lock, std::chrono::duration<double, std::milli>(grace_ms), [&] { return workers_ == 0; });
+  lock.unlock();
+  end_all();
+  return json::object();
+}
+
+void Server::end_all() {
+  std::unique_lock<std::mutex> lock(mu_);
+  shutting_down_ = true;
+  for (auto& [id, proc] : procs_) {
+    std::lock_guard<std::mutex> pl(proc->mu);
+    proc->terminate = true;
+    if (proc->run) proc->run->cancel();
+  }
+  workers_done_.wait(lock, [&] { return workers_ == 0; });
+}
+
+int Server::run() {
+  std::string buf;
+  char chunk[65536];
+  for (;;) {
+    ssize_t n = ::read(cfg_.in, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // EOF: every command ends, and so does the server
+    buf.append(chunk, static_cast<size_t>(n));
+    size_t nl;
+    while ((nl = buf.find('\n')) != std::string::npos) {
+      std::string line = buf.substr(0, nl);
+      buf.erase(0, nl + 1);
+      handle_line(line);
+      if (shutting_down_) break;
+    }
+    if (shutting_down_ || out_.broken()) break;
+  }
+  end_all();
+  return 0;
+}
+
+}  // namespace
+
+int serve(const ServerConfig& config) {
+  // A client that goes away must not end the server with SIGPIPE before it ends its commands:
+  // blocked in every thread of ours (the sandbox's keeper unblocks all before its exec; an
+  // unsandboxed command is spawned with an empty mask).
+  sigset_t pipe_only;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_only, nullptr);
+  Server server(config);
+  return server.run();
+}
+
+}  // namespace wb::serve

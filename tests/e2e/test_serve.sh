@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# wavebox serve --stdio: sessions, concurrent commands, streaming, errors (tests/serve/).
+set -u
+WAVEBOX=${WAVEBOX:?set WAVEBOX to the built binary}
+command -v python3 >/dev/null || { echo "python3 missing"; exit 77; }
+exec timeout 280 python3 "$(dirname "$0")/../serve/test_serve.py"

@@ -1,0 +1,255 @@
+"""End-to-end: `wavebox serve --stdio` driven by wbclient, checked on the host (files, what
+loopback servers received, processes and descriptors of the server)."""
+import base64
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from wbclient import Server, out  # noqa: E402
+
+WAVEBOX = os.environ["WAVEBOX"]
+checks = [0, 0]
+
+
+def check(what, ok):
+    checks[0] += 1
+    if ok:
+        print("ok:", what)
+    else:
+        checks[1] += 1
+        print("FAIL:", what)
+
+
+class Collector:
+    """A loopback server keeping what each connection sends (bounded in time and size)."""
+
+    def __init__(self):
+        self.s = socket.socket()
+        self.s.bind(("127.0.0.1", 0))
+        self.s.listen(16)
+        self.s.settimeout(0.2)
+        self.port = self.s.getsockname()[1]
+        self.got = []
+        self.stop = False
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self):
+        end = time.time() + 120
+        while not self.stop and time.time() < end:
+            try:
+                c, _ = self.s.accept()
+            except OSError:
+                continue
+            c.settimeout(2)
+            data = b""
+            try:
+                while len(data) < 65536:
+                    b = c.recv(4096)
+                    if not b:
+                        break
+                    data += b
+            except OSError:
+                pass
+            self.got.append(data.decode(errors="replace"))
+            c.close()
+
+
+def children_of(pid):
+    kids = []
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            kids += open(f"/proc/{pid}/task/{t}/children").read().split()
+        except OSError:
+            pass
+    return kids
+
+
+def main():
+    base = tempfile.mkdtemp(prefix="wavebox-serve-")
+    home = os.path.join(base, "home")
+    os.makedirs(home)
+    env = dict(os.environ, HOME=home)
+    ws = {n: os.path.join(base, "ws" + n) for n in "ABCDEFGH"}
+    for d in ws.values():
+        os.makedirs(d)
+    secret = os.path.join(base, "secret")
+    open(secret, "w").write("secret-x\n")
+    col = {"A": Collector(), "B": Collector()}
+    srv = Server(WAVEBOX, env=env, cwd=base)
+    try:
+        init = srv.result("initialize", {"clientInfo": {"name": "test"}})
+        check("initialize names the server", init["serverInfo"]["name"] == "wavebox")
+
+        def settings(name, extra=None):
+            s = {"sandbox": {"enabled": True, "network": {"allowedDomains": [name.lower() + ".test"]}}}
+            if name in col:
+                s["sandbox"]["network"]["socksProxyPort"] = col[name].port
+            if extra:
+                s["sandbox"].setdefault("filesystem", {}).update(extra)
+            return s
+
+        sa = srv.result("session/open", {"sessionId": "A", "cwd": ws["A"], "settings": settings("A")})
+        sb = srv.result("session/open", {"sessionId": "B", "cwd": ws["B"], "settings": settings("B")})
+        check("sessions open with the ids asked for", sa["sessionId"] == "A" and sb["sessionId"] == "B")
+
+        def script(me, other, refused):
+            return (f"echo {me} > mine; echo {me} > {ws[other]}/theirs 2>/dev/null; sleep 0.3; "
+                    f"exec 3<>/dev/tcp/127.0.0.1/1080 && printf 'hello-{me}' >&3; exec 3>&-; "
+                    f"exec 4<>/dev/tcp/127.0.0.1/3128 && printf 'CONNECT {refused}:443 HTTP/1.1\\r\\n"
+                    f"Host: {refused}:443\\r\\n\\r\\n' >&4 && read -t 5 line <&4; echo \"proxy: $line\"; cat {secret}")
+
+        # Interleaved and concurrent: both sent before either ends.
+        ia = srv.send("command/exec", {"sessionId": "A", "commandLine": script("A", "B", "b.test")})
+        ib = srv.send("command/exec", {"sessionId": "B", "commandLine": script("B", "A", "a.test")})
+        ra, rb = srv.wait(ia)["result"], srv.wait(ib)["result"]
+        for me, r, refused, allowed in (("A", ra, "b.test", "a.test"), ("B", rb, "a.test", "b.test")):
+            check(f"{me}: wrote in its own workspace", open(os.path.join(ws[me], "mine")).read() == me + "\n")
+            check(f"{me}: nothing in the other's", not os.path.exists(os.path.join(ws["B" if me == "A" else "A"], "theirs")))
+            check(f"{me}: its own proxy forwarded to its own server only", col[me].got == ["hello-" + me])
+            check(f"{me}: the other's host refused by its own allowlist", "proxy: HTTP/1.1 403" in out(r))
+            check(f"{me}: the refusal is in its own answer", any(refused in v for v in r["violations"]))
+            check(f"{me}: its own host is not refused", not any(allowed in v for v in r["violations"]))
+            check(f"{me}: sandboxed", r["sandboxed"] is True)
+
+        # A session opened later writes in its own workspace.
+        srv.result("session/open", {"sessionId": "C", "cwd": ws["C"], "settings": settings("C")})
+        rc = srv.result("command/exec", {"sessionId": "C", "command": ["sh", "-c", "echo C > mine; pwd"]})
+        check("C: a later session writes in its own workspace", open(os.path.join(ws["C"], "mine")).read() == "C\n")
+        check("C: its commands run in its workspace", out(rc).strip() == ws["C"])
+
+        # session/update of A: A's next commands cannot read the secret; B's still can.
+        pid_a = sa["policyId"]
+        up = srv.result("session/update", {"sessionId": "A", "settings": settings("A", {"denyRead": [secret]})})
+        check("update: A has a new policy", up["policyId"] != pid_a)
+        r1 = srv.result("command/exec", {"sessionId": "A", "command": ["cat", secret]})
+        r2 = srv.result("command/exec", {"sessionId": "B", "command": ["cat", secret]})
+        check("update: A's next command cannot read the file", "secret-x" not in out(r1) and r1["exitCode"] != 0)
+        check("update: B's is untouched", "secret-x" in out(r2) and r2["policyId"] == sb["policyId"])
+
+        # Ten commands with unchanged settings: one policy, one server.
+        ids = [srv.result("command/exec", {"sessionId": "B", "command": ["true"]}) for _ in range(10)]
+        check("ten commands: the same policyId", len({r["policyId"] for r in ids}) == 1)
+        check("ten commands: the same server process", len({r["timings"]["serverPid"] for r in ids}) == 1)
+
+        # 50 concurrent commands over 5 sessions; nothing leaks.
+        for n in "DEFGH":
+            srv.result("session/open", {"sessionId": n, "cwd": ws[n], "settings": settings(n)})
+        fds_before = len(os.listdir(f"/proc/{srv.p.pid}/fd"))
+        sent = {}
+        for i in range(50):
+            n = "DEFGH"[i % 5]
+            sent[srv.send("command/exec", {"sessionId": n, "command": ["sh", "-c", f"echo {n}{i}; pwd; exit {i % 7}"]})] = (n, i)
+        good = 0
+        for id_, (n, i) in sent.items():
+            r = srv.wait(id_, 120).get("result", {})
+            if r.get("exitCode") == i % 7 and out(r).split() == [f"{n}{i}", ws[n]]:
+                good += 1
+        check(f"50 concurrent commands: outputs and exit codes right ({good}/50)", good == 50)
+        time.sleep(0.5)
+        fds_after = len(os.listdir(f"/proc/{srv.p.pid}/fd"))
+        check(f"no descriptor leaked ({fds_before} -> {fds_after})", fds_after <= fds_before)
+        check("no process left", children_of(srv.p.pid) == [])
+
+        # Streamed output and stdin written as it runs.
+        i_cat = srv.send("command/exec", {"sessionId": "B", "processId": "cat1", "command": ["cat"], "streamOutput": True})
+        time.sleep(0.3)
+        w = srv.call("command/exec/write", {"processId": "cat1", "deltaBase64": base64.b64encode(b"hello\n").decode()})
+        check("write answers", "result" in w)
+        srv.result("command/exec/write", {"processId": "cat1", "closeStdin": True})
+        r = srv.wait(i_cat)["result"]
+        check("streamed: the bytes written came back as outputDelta", srv.deltas("cat1") == b"hello\n")
+        check("streamed: cat ended at the end of its stdin", r["exitCode"] == 0 and "stdout" not in r)
+        r = srv.result("command/exec", {"sessionId": "B", "command": ["cat"], "stdin": base64.b64encode(b"given").decode()})
+        check("stdin given as bytes", out(r) == "given")
+
+        # terminate, and session/close ending its session's commands.
+        t0 = time.time()
+        i_sl = srv.send("command/exec", {"sessionId": "B", "processId": "sl", "command": ["sleep", "30"]})
+        time.sleep(0.5)
+        srv.result("command/exec/terminate", {"processId": "sl"})
+        r = srv.wait(i_sl, 20)["result"]
+        check("terminate ends the process (137)", r["exitCode"] == 137 and time.time() - t0 < 10)
+        i_sl = srv.send("command/exec", {"sessionId": "C", "command": ["sleep", "30"]})
+        time.sleep(0.5)
+        srv.result("session/close", {"sessionId": "C"})
+        r = srv.wait(i_sl, 20)
+        check("session/close ends its commands", r.get("result", {}).get("exitCode") == 137)
+        e = srv.call("command/exec", {"sessionId": "C", "command": ["true"]})
+        check("a closed session is unknown (-32001)", e.get("error", {}).get("code") == -32001)
+
+        # Errors: the server keeps serving.
+        srv.send_raw("this is not json\n")
+        srv.send_raw('{"jsonrpc":"2.0","id":77,"method":\n')
+        check("a malformed line gets -32700 with id null",
+              any(m.get("error", {}).get("code") == -32700 and m.get("id") is None for m in [srv.wait(None, 10)]))
+        check("unknown method: -32601", srv.call("no/such").get("error", {}).get("code") == -32601)
+        check("bad params: -32602", srv.call("session/open", {"cwd": 5}).get("error", {}).get("code") == -32602)
+        check("still serving after errors", srv.result("initialize")["serverInfo"]["name"] == "wavebox")
+
+        # Decisions follow `wavebox decide`: deny is an error, ask needs approve.
+        rules = {"sandbox": {"enabled": True}, "permissions": {"deny": ["Bash(rm:*)"], "ask": ["Bash(git push:*)"]}}
+        srv.result("session/open", {"sessionId": "P", "cwd": ws["D"], "settings": rules})
+        e = srv.call("command/exec", {"sessionId": "P", "commandLine": "rm -f x"})
+        check("a deny rule: an error (-32002)", e.get("error", {}).get("code") == -32002)
+        e = srv.call("command/exec", {"sessionId": "P", "commandLine": "git push origin"})
+        check("an ask without approve: an error naming the rule (-32003)",
+              e.get("error", {}).get("code") == -32003 and "git push" in e["error"]["message"])
+        r = srv.call("command/exec", {"sessionId": "P", "commandLine": "git push --version >/dev/null 2>&1; echo ran", "approve": True})
+        check("an ask with approve runs", "ran" in out(r.get("result", {})))
+        f = os.path.join(base, "rules.json")
+        json.dump(rules, open(f, "w"))
+        cli = json.loads(subprocess.run([WAVEBOX, "decide", "--settings", f, "--", "git push origin"], cwd=ws["D"],
+                                        env=env, capture_output=True, timeout=30).stdout)
+        check("decide: the same object as `wavebox decide`",
+              srv.result("decide", {"sessionId": "P", "command": "git push origin"}) == cli)
+
+        # shutdown: an answer, running commands ended, exit 0, nothing left.
+        i_sl = srv.send("command/exec", {"sessionId": "B", "command": ["sleep", "30"]})
+        time.sleep(0.5)
+        pid = srv.p.pid
+        check("shutdown answers", srv.result("shutdown", {"graceMs": 200}, timeout=20) == {})
+        check("shutdown: the running command was ended first", srv.wait(i_sl, 5).get("result", {}).get("exitCode") == 137)
+        check("the server exits 0", srv.p.wait(20) == 0)
+        check("stderr holds only wavebox's lines",
+              all(l.startswith("wavebox:") for l in srv.stderr.decode(errors="replace").splitlines() if l))
+    finally:
+        if srv.p.poll() is None:
+            srv.p.kill()
+        for c in col.values():
+            c.stop = True
+    # EOF ends everything too.
+    srv2 = Server(WAVEBOX, env=env, cwd=base)
+    srv2.result("session/open", {"sessionId": "Z", "cwd": ws["A"], "settings": {"sandbox": {"enabled": True}}})
+    srv2.send("command/exec", {"sessionId": "Z", "command": ["sh", "-c", "sleep 29.713; touch late"]})
+    time.sleep(0.5)
+    check("EOF: the server exits 0", srv2.close(20) == 0)
+    time.sleep(0.5)
+    check("EOF: its command ended with it", not os.path.exists(os.path.join(ws["A"], "late")))
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    check("EOF: no command of it left", "sleep 29.713" not in ps)
+    # SIGKILL of the server: its sandboxes go with it.
+    srv3 = Server(WAVEBOX, env=env, cwd=base)
+    srv3.result("session/open", {"sessionId": "K", "cwd": ws["B"], "settings": {"sandbox": {"enabled": True}}})
+    srv3.send("command/exec", {"sessionId": "K", "command": ["sh", "-c", "sleep 1.5; touch killed-late"]})
+    srv3.send("command/exec", {"sessionId": "K", "command": ["sh", "-c", "sleep 29.715"]})
+    time.sleep(0.5)
+    srv3.p.kill()
+    srv3.p.wait(10)
+    time.sleep(2)
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    check("SIGKILL of the server: no command of it left", "sleep 29.715" not in ps and "sleep 1.5" not in ps)
+    check("SIGKILL of the server: nothing ran on afterwards", not os.path.exists(os.path.join(ws["B"], "killed-late")))
+    shutil.rmtree(base, ignore_errors=True)
+    print(f"{checks[0] - checks[1]} passed, {checks[1]} failed")
+    return 1 if checks[1] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
