@@ -521,6 +521,7 @@ void Supervision::loop() {
 }
 
 Result<int> Supervision::result() {
+  if (timed_out_ && req_.timed_out) *req_.timed_out = true;
   if (timed_out_) return 124;
   if (emptied_) return end_status_;
   if (cancelled_) return 128 + SIGKILL;

@@ -102,6 +102,7 @@ struct ExecRequest {
   // The command's standard descriptors (-1: closed for it); stderr is relayed to stdio[2].
   int stdio[3] = {0, 1, 2};
   SignalQueue* signals = nullptr;  // what to forward to the command while it runs
+  bool* timed_out = nullptr;       // set when the timeout ended the sandbox
   const Logger* log = nullptr;
   std::string limits = "0:0:0";  // CPU seconds : processes : memory MB for the command (0 = none)
   // Receives the listener of the shim's seccomp program (bwrap/shim/shim.c).

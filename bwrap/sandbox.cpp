@@ -347,6 +347,8 @@ std::vector<std::string> sandbox_environment(const std::vector<std::string>& bas
   for (const char* n : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"})
     env.push_back(std::string(n) + "=" + http_url);
   for (const char* n : {"ALL_PROXY", "all_proxy"}) env.push_back(std::string(n) + "=" + socks_url);
+  // Loopback inside is the sandbox's own: a server the command starts there is reached directly.
+  for (const char* n : {"NO_PROXY", "no_proxy"}) env.push_back(std::string(n) + "=localhost,127.0.0.1,::1");
   env.push_back("WAVEBOX_SANDBOX=1");
   // git over ssh: ssh's ProxyCommand is wavebox itself, speaking SOCKS5 to the proxy.
   bool has_git_ssh = false;
@@ -497,6 +499,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   std::unique_ptr<Launch> launch = std::move(run.launch);
   if (!launch) launch = WB_TRY(launch_sandbox(run.bwrap, run.stdio, run.launch_env, log));
   ExecRequest req = exec_request(run);
+  req.timed_out = &outcome.timed_out;
   const bool mount_api = shim_mounts_available();
 
   ViolationLog violations;

@@ -54,6 +54,7 @@ struct RunOutcome {
   size_t more = 0;                    // beyond the cap
   bool observed_writes = false;       // the observer ran (write reports are complete)
   bool relayed_stderr = false;        // stderr was relayed (read reports are possible)
+  bool timed_out = false;             // sandbox.resources.timeoutSeconds ended it
 };
 
 // Runs the command sandboxed; returns its exit status and what was refused.

@@ -148,13 +148,14 @@ int cmd_doctor(const Options& o) {
   if (!env.ok()) return report_error(env.error());
   Probed p = probe(env->settings);
   const nlohmann::json j = facts(o, *env, p);
+  // Exit 1 when no sandbox can run here, so that CI can gate on it.
   if (o.json) {
     std::printf("%s\n", j.dump(2).c_str());
-    return 0;
+    return p.usable ? 0 : 1;
   }
   print_facts(j, *env, p);
   if (o.verbose) print_protected(env->settings);
-  return 0;
+  return p.usable ? 0 : 1;
 }
 
 }  // namespace wb::cli

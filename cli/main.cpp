@@ -10,6 +10,15 @@
 
 namespace {
 
+// The options of run, wrap and decide that take a value (the next word when not --opt=value).
+bool takes_value(const std::string& opt) {
+  for (const char* o :
+       {"--settings", "--cwd", "--pass-env", "--allow-domain", "--network", "--allow-write", "--report-json", "-c"}) {
+    if (opt == o) return true;
+  }
+  return false;
+}
+
 void add_common(CLI::App* sub, wb::cli::Options& o) {
   // One value per occurrence: a vector option would otherwise swallow the "--" that ends our
   // options, and the command's own options would be parsed as ours.
@@ -35,6 +44,7 @@ void add_common(CLI::App* sub, wb::cli::Options& o) {
   sub->add_flag("--network-only", o.network_only, "filesystem rules off, network rules on");
   sub->add_option("--report-json", o.report_json, "write a JSON report to FILE or fd:N");
   sub->add_flag("--approve", o.approve, "the caller already has the user's approval for an ask rule");
+  sub->add_flag("--no-prompt", o.no_prompt, "never ask on the terminal: an ask rule without --approve is exit 125");
   sub->add_flag("-v,--verbose", o.verbose, "say what wavebox does");
 }
 
@@ -103,14 +113,26 @@ int main(int argc, char** argv) {
 
   // Everything after the first "--" is the command, untouched: CLI11 only sees what comes before
   // (its own "--" handling lets a vector option swallow the separator).
+  // For run, wrap and decide the command also starts at its first word, as with env, sudo and
+  // timeout: `wavebox run grep -v foo f` runs `grep -v foo f` (-v is grep's, not ours).
   std::vector<std::string> after;
   int ours = argc;
+  const bool takes_command = first == "run" || first == "wrap" || first == "decide";
   for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--") {
+    const std::string a = argv[i];
+    if (a == "--") {
       ours = i;
       after.assign(argv + i + 1, argv + argc);
       break;
     }
+    if (!takes_command || i < 2) continue;
+    if (a.size() > 1 && a[0] == '-') {
+      if (a.find('=') == std::string::npos && takes_value(a)) ++i;  // its value is not the command
+      continue;
+    }
+    ours = i;
+    after.assign(argv + i, argv + argc);
+    break;
   }
   try {
     app.parse(ours, argv);

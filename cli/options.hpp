@@ -17,6 +17,7 @@ struct Options {
   bool network_only = false;
   std::string report_json;
   bool approve = false;
+  bool no_prompt = false;  // --no-prompt: never ask on the terminal
   bool verbose = false;
   bool json = false;                         // doctor --json
   bool stdio = false;                        // serve --stdio

@@ -54,8 +54,11 @@ std::string command_string(const Options& o) {
 namespace {
 
 // An ask rule matched: the user's answer on the terminal, or --approve from a caller that asked.
+// Asked only of a user at a terminal (stdin and stderr are one): a script, CI or an agent host
+// never blocks on /dev/tty; it gets exit 125 naming the rule and --approve.
 bool approved(const Options& o, const Decision& d, const std::string& command) {
   if (o.approve) return true;
+  if (o.no_prompt || !::isatty(0) || !::isatty(2)) return false;
   int tty = ::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
   if (tty < 0) return false;
   std::string who = d.matched_rule.empty() ? std::string("running unsandboxed") : d.matched_rule;
@@ -89,6 +92,7 @@ int cmd_run(const Options& o) {
   auto env = load_environment(o);
   if (!env.ok()) return report_error(env.error());
   const std::vector<std::string> extra_domains = o.allow_domains;
+  const ResourceSettings env_settings_resources = env->settings.sandbox.resources;
   auto req = run_request(o, std::move(*env));
   req.approve = [&o, line = req.command_line](const Decision& d) { return approved(o, d, line); };
   auto prepared = engine::prepare(std::move(req));
@@ -106,6 +110,15 @@ int cmd_run(const Options& o) {
   // One command in this process: supervised on this thread, the terminal's signals forwarded.
   auto outcome = engine::run_here(std::move(*prepared), sigs.fd.get());
   if (!outcome.ok()) return report_error(outcome.error());
+  // A limit that ended the command says so, besides the exit status.
+  const auto& res = env_settings_resources;
+  if (outcome->timed_out) {
+    log::error(fmt::format("the command was ended after {} s (sandbox.resources.timeoutSeconds); exit status 124",
+                           res.timeout_seconds.value_or(0)));
+  } else if (res.cpu_seconds && outcome->exit_code == 128 + SIGXCPU) {
+    log::error(fmt::format("the command used its {} s of CPU time (sandbox.resources.cpuSeconds) and was ended",
+                           *res.cpu_seconds));
+  }
   std::string block = render_block(outcome->violations, outcome->more);
   if (!block.empty()) std::fwrite(block.data(), 1, block.size(), stderr);
   if (!o.report_json.empty()) {

@@ -363,6 +363,7 @@ Outcome finish(const Internal& in, const lnx::RunOutcome& o) {
   for (const auto& a : in.req.argv) command_line += (command_line.empty() ? "" : " ") + a;
   out.violations = filter_ignored(o.violations, in.req.settings.sandbox.ignore_violations, command_line);
   out.more = o.more;
+  out.timed_out = o.timed_out;
   out.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - in.started).count();
   return out;
 }

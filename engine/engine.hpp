@@ -69,6 +69,7 @@ struct Outcome {
   bool sandboxed = false;
   std::vector<Violation> violations;  // in order, deduplicated, ignoreViolations applied
   size_t more = 0;                    // refusals beyond the cap
+  bool timed_out = false;             // sandbox.resources.timeoutSeconds ended it
   double elapsed_ms = 0;              // from prepare() to the end
 };
 
