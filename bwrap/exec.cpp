@@ -51,21 +51,24 @@ long find_json_number(const std::string& text, const char* key) {
 
 // The command runs in its own session (bwrap --new-session), so terminal signals reach only us;
 // we pass them to the process group of the sandbox's first process below bwrap's init.
-void forward_signal(pid_t init_pid, int sig) {
-  if (init_pid <= 0) return;
+// Returns how many were signalled (none before the command exists).
+int forward_signal(pid_t init_pid, int sig) {
+  if (init_pid <= 0) return 0;
   auto children = sys::read_file(fmt::format("/proc/{}/task/{}/children", init_pid, init_pid));
-  if (!children.ok()) return;
+  if (!children.ok()) return 0;
+  int sent = 0;
   const char* p = children->c_str();
   char* end = nullptr;
   for (long pid = std::strtol(p, &end, 10); end != p; pid = std::strtol(p, &end, 10)) {
     p = end;
     pid_t pgid = ::getpgid(static_cast<pid_t>(pid));
     if (pgid > 0 && pgid != init_pid) {
-      ::kill(-pgid, sig);
+      sent += ::kill(-pgid, sig) == 0;
     } else {
-      ::kill(static_cast<pid_t>(pid), sig);
+      sent += ::kill(static_cast<pid_t>(pid), sig) == 0;
     }
   }
+  return sent;
 }
 
 // The only child of a process, from /proc (the first, if several).
@@ -313,6 +316,7 @@ class Supervision {
   void on_shim_socket();
   void on_status();
   void on_signals();
+  void flush_signals();
   void on_emptied();
   void reap_keeper(int options);
   Observer& observer() { return *req_.observer; }
@@ -329,9 +333,10 @@ class Supervision {
   int wait_status_ = 0, end_status_ = 0;
   bool exited_ = false, timed_out_ = false, status_eof_ = false, err_eof_ = false;
   bool observer_lost_ = false, ended_ = false, observer_hup_ = false, proxy_started_ = false;
-  bool emptied_ = false;    // the shim said the sandbox is empty, and the command's status
-  bool cancelled_ = false;  // ended by the caller (SIGKILL through req.signals)
-  unsigned wakeups_ = 0;    // a handful per run (a spin shows in -v)
+  bool emptied_ = false;              // the shim said the sandbox is empty, and the command's status
+  bool cancelled_ = false;            // ended by the caller (SIGKILL through req.signals)
+  unsigned wakeups_ = 0;              // a handful per run (a spin shows in -v)
+  std::vector<int> pending_signals_;  // came before the command existed: forwarded once it does
   double start_ = now_s(), exited_at_ = 0;
 };
 
@@ -396,6 +401,8 @@ int Supervision::next_timeout() {
     timeout_ms = 200;
   }
   if (!exited_ && !L_.keeper_pidfd.valid() && (timeout_ms < 0 || timeout_ms > 50)) timeout_ms = 50;
+  // A signal waiting for the command: looked at again soon.
+  if (!pending_signals_.empty() && !exited_ && (timeout_ms < 0 || timeout_ms > 5)) timeout_ms = 5;
   return timeout_ms;
 }
 
@@ -454,8 +461,19 @@ void Supervision::on_signals() {
       cancelled_ = true;
       ::kill(bwrap_pid_ > 0 ? bwrap_pid_ : pid_, SIGKILL);
     } else {
-      forward_signal(bwrap_pid_ > 0 ? sandbox_init(bwrap_pid_) : init_pid_, sig);
+      pending_signals_.push_back(sig);
     }
+  }
+  flush_signals();
+}
+
+// A signal that came while the sandbox was starting (Ctrl-C at once, a harness's early SIGTERM)
+// waits for the command, and reaches it as soon as it exists.
+void Supervision::flush_signals() {
+  if (pending_signals_.empty()) return;
+  const pid_t init = bwrap_pid_ > 0 ? sandbox_init(bwrap_pid_) : init_pid_;
+  while (!pending_signals_.empty() && forward_signal(init, pending_signals_.front()) > 0) {
+    pending_signals_.erase(pending_signals_.begin());
   }
 }
 
@@ -509,6 +527,7 @@ void Supervision::loop() {
     if (p[2].revents) relay_err();
     if (p[1].revents) on_status();
     if (p[7].revents) on_signals();
+    flush_signals();
     if (p[0].revents || !L_.keeper_pidfd.valid()) reap_keeper(WNOHANG);
     if (emptied_) {
       on_emptied();

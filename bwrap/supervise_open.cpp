@@ -276,20 +276,36 @@ bool Supervisor::bound_in_sandbox(dev_t dev, ino_t ino) {
 // getsockname must report the caller's own path).
 Performed Supervisor::unix_address(pid_t pid, const unsigned long long* a) {
   Performed r;
-  struct sockaddr_un sun {};
-  size_t len = std::min<size_t>(a[2], sizeof sun);
-  size_t got = 0;
-  if (a[1] == 0 || len < sizeof(sa_family_t) || !read_caller_memory(pid, a[1], &sun, len, &got) ||
-      got < sizeof(sa_family_t)) {
-    return r;  // the kernel answers a bad address as it would
-  }
-  if (sun.sun_family != AF_UNIX) return r;  // inet: the namespace and the proxy decide
-  r.handled = true;
+  // What kind of socket this is comes from the socket itself, never from the caller's memory:
+  // another thread could turn the address's family from AF_INET to AF_UNIX after it was read, and
+  // a call continued to the kernel reads it again. A Unix socket's connect is always answered
+  // here; only an inet one goes on to the kernel (which refuses it a Unix address).
   sys::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
   sys::Fd sock(pidfd.valid() ? static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), static_cast<int>(a[0]), 0))
                              : -1);
+  int domain = -1;
+  socklen_t dlen = sizeof domain;
+  if (sock.valid() && ::getsockopt(sock.get(), SOL_SOCKET, SO_DOMAIN, &domain, &dlen) == 0 && domain != AF_UNIX) {
+    return r;  // inet: the namespace and the proxy decide
+  }
+  r.handled = true;
   if (!sock.valid()) {
     r.error = errno == EBADF ? EBADF : ENOTSOCK;
+    return r;
+  }
+  if (domain != AF_UNIX) {
+    r.error = ENOTSOCK;
+    return r;
+  }
+  struct sockaddr_un sun {};
+  size_t len = std::min<size_t>(a[2], sizeof sun);
+  size_t got = 0;
+  if (a[1] == 0 || !read_caller_memory(pid, a[1], &sun, len, &got)) {
+    r.error = EFAULT;
+    return r;
+  }
+  if (len < sizeof(sa_family_t) || got < sizeof(sa_family_t) || sun.sun_family != AF_UNIX) {
+    r.error = EINVAL;  // what the kernel answers a Unix socket given another family
     return r;
   }
   const size_t path_len = got - offsetof(struct sockaddr_un, sun_path);

@@ -67,6 +67,12 @@ bool approved(const Options& o, const Decision& d, const std::string& command) {
   char buf[16] = {0};
   ssize_t n = ::read(tty, buf, sizeof buf - 1);
   ::close(tty);
+  // Ctrl-C (or a TERM, a hang-up) at the prompt is a no, whatever was typed after it.
+  sigset_t pending;
+  if (::sigpending(&pending) == 0 &&
+      (sigismember(&pending, SIGINT) || sigismember(&pending, SIGTERM) || sigismember(&pending, SIGHUP))) {
+    return false;
+  }
   return n > 0 && (buf[0] == 'y' || buf[0] == 'Y');
 }
 

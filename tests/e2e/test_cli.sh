@@ -39,6 +39,29 @@ check "--no-prompt: exit 125" [ "$RC" -eq 125 ]
 wb run --settings "$SCRATCH/ask.json" --approve -- touch asked
 check "--approve runs it" [ "$RC" -eq 0 ] && [ -e "$WS/asked" ]
 
+# A signal that comes while the sandbox is still starting reaches the command (nothing waits
+# out its sleep), at several moments.
+if command -v python3 >/dev/null; then
+  for delay in 0.002 0.005 0.01 0.03; do
+    r=$(cd "$WS" && python3 - "$WAVEBOX" "$delay" <<'PY'
+import subprocess, signal, sys, time
+p = subprocess.Popen([sys.argv[1], "run", "--", "sh", "-c", "sleep 29.4417"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+time.sleep(float(sys.argv[2]))
+t = time.time()
+p.send_signal(signal.SIGTERM)
+try:
+    p.wait(timeout=8)
+    print("ended", round(time.time() - t, 1))
+except subprocess.TimeoutExpired:
+    p.kill(); p.wait(); print("still running")
+PY
+)
+    check "SIGTERM after ${delay}s of start-up ends the run ($r)" grep -q "^ended" <<<"$r"
+  done
+  sleep 0.3
+  check "no command of those runs is left" bash -c '! ps -eo args | grep -q "^sleep 29.4417"'
+fi
+
 printf '{"sandbox":{"enabled":true,"resources":{"timeoutSeconds":0.5}}}' > "$SCRATCH/to.json"
 wb run --settings "$SCRATCH/to.json" -- sleep 5
 check "a timeout: exit 124" [ "$RC" -eq 124 ]

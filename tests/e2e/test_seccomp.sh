@@ -137,6 +137,35 @@ for how in ('chmod', 'utime', 'rename'):
   sleep 0.3
   kill $lpid 2>/dev/null; wait $lpid 2>/dev/null
   check "the host listener with new times received nothing" bash -c '[ ! -s "$0" ]' "$log2"
+
+  # The address's family flipped by another thread between wavebox's look and the kernel's
+  # (AF_INET when read, AF_UNIX when connected), over two runs: still refused.
+  flip="$(dirname "$WAVEBOX")/flip_family"
+  if [ -x "$flip" ]; then
+    hdir=$(mktemp -d /var/tmp/wavebox-hostsock.XXXXXX); chmod 755 "$hdir"
+    sock3="$hdir/h.sock"; log3="$SCRATCH/received3"
+    python3 - "$sock3" "$log3" <<'PY' &
+import socket, sys, select, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.bind(sys.argv[1]); s.listen(64)
+open(sys.argv[2] + ".ready", "w").close()
+end = time.time() + 40
+while time.time() < end:
+    r, _, _ = select.select([s], [], [], 0.2)
+    if r:
+        c, _ = s.accept(); open(sys.argv[2], "a").write("got:" + c.recv(100).decode(errors="replace") + "\n")
+PY
+    lpid=$!
+    for i in $(seq 1 50); do [ -e "$log3.ready" ] && break; sleep 0.1; done
+    chmod 777 "$sock3"
+    cp "$flip" "$WS/flip_family"
+    for round in 1 2; do
+      wb run -- ./flip_family "$sock3"
+      check "round $round: a flipped address family does not reach a host socket" bash -c '! grep -q "^connected" <<<"$0"' "$OUT"
+    done
+    kill $lpid 2>/dev/null; wait $lpid 2>/dev/null
+    check "the host listener (flipped family) received nothing" bash -c '[ ! -s "$0" ]' "$log3"
+    rm -rf "$hdir" "$WS/flip_family"
+  fi
 fi
 
 # Unix sockets the sandbox makes itself work (multiprocessing, asyncio, socketpair): only the
