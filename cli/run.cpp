@@ -95,29 +95,40 @@ struct ForwardedSignals {
 
 int cmd_run(const Options& o) {
   ForwardedSignals sigs;
+  const ReportTarget report = o.report_json.empty() ? ReportTarget() : ReportTarget(o.report_json);
+  Report r;
+  r.extra_domains = o.allow_domains;
+  auto write_report = [&] {
+    if (!report.wanted()) return;
+    if (auto st = report.write(r); !st) log::warn(st.error().message);
+  };
+  // The command did not run: said on stderr, and in the report (what an agent most needs).
+  auto failed = [&](const Error& e) {
+    r.exit_code = report_error(e);
+    r.error = e.message;
+    if (e.kind == ErrorKind::kDenied) r.decision = e.message.find("approval") != std::string::npos ? "ask" : "deny";
+    write_report();
+    return r.exit_code;
+  };
   auto env = load_environment(o);
-  if (!env.ok()) return report_error(env.error());
-  const std::vector<std::string> extra_domains = o.allow_domains;
-  const ResourceSettings env_settings_resources = env->settings.sandbox.resources;
+  if (!env.ok()) return failed(env.error());
+  const ResourceSettings res = env->settings.sandbox.resources;
   auto req = run_request(o, std::move(*env));
   req.approve = [&o, line = req.command_line](const Decision& d) { return approved(o, d, line); };
   auto prepared = engine::prepare(std::move(req));
-  if (!prepared.ok()) return report_error(prepared.error());
-  const Decision d = prepared->decision;
+  if (!prepared.ok()) return failed(prepared.error());
+  r.decision = prepared->decision.decision;
+  r.reason = prepared->decision.reason;
   if (!prepared->sandboxed) {
-    if (!o.report_json.empty()) {
-      // The command replaces wavebox, so its exit status is not in the report (-1).
-      Report r{-1, false, d.decision, d.reason, {}, 0, 0, extra_domains};
-      if (auto st = write_report(o.report_json, r); !st) log::warn(st.error().message);
-    }
+    r.exit_code = -1;  // the command replaces wavebox: its status is not known here
+    write_report();
     sigs.restore();  // the command gets the signal mask wavebox was given
     return exec_unsandboxed(o, prepared->unsandboxed.command);
   }
   // One command in this process: supervised on this thread, the terminal's signals forwarded.
   auto outcome = engine::run_here(std::move(*prepared), sigs.fd.get());
-  if (!outcome.ok()) return report_error(outcome.error());
+  if (!outcome.ok()) return failed(outcome.error());
   // A limit that ended the command says so, besides the exit status.
-  const auto& res = env_settings_resources;
   if (outcome->timed_out) {
     log::error(fmt::format("the command was ended after {} s (sandbox.resources.timeoutSeconds); exit status 124",
                            res.timeout_seconds.value_or(0)));
@@ -127,11 +138,12 @@ int cmd_run(const Options& o) {
   }
   std::string block = render_block(outcome->violations, outcome->more);
   if (!block.empty()) std::fwrite(block.data(), 1, block.size(), stderr);
-  if (!o.report_json.empty()) {
-    Report r{outcome->exit_code,  true,          d.decision,          d.reason,
-             outcome->violations, outcome->more, outcome->elapsed_ms, extra_domains};
-    if (auto st = write_report(o.report_json, r); !st) log::warn(st.error().message);
-  }
+  r.exit_code = outcome->exit_code;
+  r.sandboxed = true;
+  r.violations = outcome->violations;
+  r.more = outcome->more;
+  r.elapsed_ms = outcome->elapsed_ms;
+  write_report();
   return outcome->exit_code;
 }
 

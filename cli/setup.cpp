@@ -17,31 +17,6 @@ extern char** environ;
 
 namespace wb::cli {
 
-Status write_report(const std::string& target, const Report& r) {
-  nlohmann::json j;
-  j["exitCode"] = r.exit_code;
-  j["sandboxed"] = r.sandboxed;
-  j["decision"] = r.decision;
-  j["reason"] = r.reason;
-  j["violations"] = nlohmann::json::array();
-  for (const auto& x : r.violations) {
-    j["violations"].push_back(
-        {{"operation", x.operation}, {"target", x.target}, {"reason", x.reason}, {"line", x.line()}});
-  }
-  j["violationsNotListed"] = r.more;
-  j["extraDomains"] = r.extra_domains;
-  j["elapsedMs"] = r.elapsed_ms;
-  std::string text = j.dump() + "\n";
-  if (target.rfind("fd:", 0) == 0) {
-    int fd = std::atoi(target.c_str() + 3);
-    if (::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
-      return make_error(ErrorKind::kSystem, fmt::format("--report-json: cannot write to fd {}", fd));
-    }
-    return ok_status();
-  }
-  return sys::write_file_atomic(target, text);
-}
-
 int report_error(const Error& e) {
   switch (e.kind) {
     case ErrorKind::kNotFound:

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/options.hpp"
+#include "cli/report.hpp"
 #include "core/policy.hpp"
 #include "core/result.hpp"
 #include "core/settings.hpp"
@@ -25,19 +26,7 @@ struct Environment {
 Result<Environment> load_environment(const Options& o);
 // The run as the engine takes it: the command, this process's environment and descriptors.
 engine::RunRequest run_request(const Options& o, Environment env);
-// The --report-json document: outcome of one run.
-struct Report {
-  int exit_code = 0;
-  bool sandboxed = false;
-  std::string decision;  // allow | ask | deny
-  std::string reason;
-  std::vector<Violation> violations;
-  size_t more = 0;
-  double elapsed_ms = 0;
-  std::vector<std::string> extra_domains;  // --allow-domain
-};
-// Writes it to FILE or fd:N.
-Status write_report(const std::string& target, const Report& r);
+
 // Prints "wavebox: error: ..." and returns the exit status for the error's kind.
 int report_error(const Error& e);
 

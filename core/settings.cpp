@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "core/domain.hpp"
@@ -385,6 +386,29 @@ Result<Settings> load_settings(const std::vector<SettingsSource>& sources, const
     if (!doc.is_object()) {
       return make_error(ErrorKind::kSettings,
                         fmt::format("{}: the top level must be a JSON object, got {}", file, json_kind(doc)));
+    }
+    // A "sandbox" key spelled otherwise would read as no sandbox at all: refused, with the fix.
+    for (const auto& [key, value] : doc.items()) {
+      std::string lower = key;
+      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (key != "sandbox" && (lower == "sandbox" || lower == "sand_box" || lower == "sand-box")) {
+        return make_error(ErrorKind::kSettings,
+                          fmt::format("{}: unknown key \"{}\": the section is spelled \"sandbox\"", file, key));
+      }
+    }
+    // srt's own format (what users migrate from): its keys at the top level, the sandbox on.
+    // Read as {"sandbox": {"enabled": true, ...}}.
+    if (!doc.contains("sandbox") && (doc.contains("filesystem") || doc.contains("network"))) {
+      json sb = json::object();
+      sb["enabled"] = true;
+      for (const char* k : {"filesystem", "network", "ignoreViolations", "enableWeakerNestedSandbox"}) {
+        if (doc.contains(k)) {
+          sb[k] = doc[k];
+          doc.erase(k);
+        }
+      }
+      doc["sandbox"] = std::move(sb);
+      warnings.push_back(fmt::format("{}: read as sandbox-runtime (srt) settings: the sandbox is on", file));
     }
     if (doc.contains("sandbox")) {
       if (!doc["sandbox"].is_object()) {

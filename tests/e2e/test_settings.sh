@@ -76,4 +76,16 @@ check "rules without enabled: a line says the sandbox is off and how to turn it 
 printf '{"sandbox":{"enabled":false,"filesystem":{"allowWrite":["/tmp"]}}}' > "$SCRATCH/off.json"
 wb run --settings "$SCRATCH/off.json" -- true
 check "enabled false: nothing of ours on stderr" [ -z "$OUT" ]
+# srt's format (top-level filesystem/network) is read as such, the sandbox on; a misspelled
+# "sandbox" section is refused, never read as no sandbox.
+mkdir -p "$HOME/.ssh"; echo PRIVATE-KEY > "$HOME/.ssh/id_rsa"
+printf '{"filesystem":{"denyRead":["~/.ssh"]},"network":{"allowedDomains":["example.com"]}}' > "$SCRATCH/srt.json"
+wb run --settings "$SCRATCH/srt.json" -- cat "$HOME/.ssh/id_rsa"
+check "srt's format: sandboxed (the key stays unreadable)" bash -c '! grep -q PRIVATE-KEY <<<"$0"' "$OUT"
+check "srt's format: said so" grep -q "srt" <<<"$OUT"
+printf '{"sandBox":{"enabled":true}}' > "$SCRATCH/mis.json"
+rm -f "$marker"; wb run --settings "$SCRATCH/mis.json" -- touch "$marker"
+check "a misspelled sandbox section: exit 125" [ "$RC" -eq 125 ]
+check "it names the key" grep -q '"sandBox"' <<<"$OUT"
+check "and the command did not run" [ ! -e "$marker" ]
 finish
