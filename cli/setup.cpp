@@ -44,8 +44,7 @@ Result<Environment> load_environment(const Options& o) {
   if (!o.settings_files.empty()) {
     for (const auto& f : o.settings_files) files.push_back(paths::resolve(f, env.home, caller_cwd));
   } else {
-    for (const auto& f : {paths::join(env.home, ".wave/settings.json"), paths::join(cwd, ".wave/settings.json"),
-                          paths::join(cwd, ".wave/settings.local.json")}) {
+    for (const auto& f : discoverable_settings_files(env.home, cwd)) {
       if (sys::exists(f)) files.push_back(f);
     }
   }
@@ -62,10 +61,7 @@ Result<Environment> load_environment(const Options& o) {
     if (!real.empty() && real != f) env.guarded_files.push_back(real);
   }
   // FS-4: every settings file wavebox would discover is protected, existing or not.
-  for (const auto& f : {paths::join(env.home, ".wave/settings.json"), paths::join(cwd, ".wave/settings.json"),
-                        paths::join(cwd, ".wave/settings.local.json")}) {
-    env.guarded_files.push_back(f);
-  }
+  for (const auto& f : discoverable_settings_files(env.home, cwd)) env.guarded_files.push_back(f);
   if (sources.empty()) {
     env.settings = default_settings();
   } else {

@@ -192,19 +192,35 @@ Status validate(const json& obj, const std::vector<Field>& fields, const std::st
   return ok_status();
 }
 
+// "dir/**" (Claude Code's usual form in write rules) is the directory itself, all below it.
+std::string without_tree_glob(std::string p) {
+  while (p.size() > 3 && p.compare(p.size() - 3, 3, "/**") == 0) p.erase(p.size() - 3);
+  return p;
+}
+
 void resolve_list(json& arr, const std::string& home, const std::string& dir) {
-  for (auto& e : arr) e = paths::resolve(e.get<std::string>(), home, dir);
+  for (auto& e : arr) e = without_tree_glob(paths::resolve(e.get<std::string>(), home, dir));
+}
+
+// A permission rule's path (Read(...), Edit(...)) as Claude Code reads it: "//x" from the root,
+// "~/x" from home, "/x" from the settings' project (not the root), "./x" and "x" from there too.
+std::string resolve_rule_path(const std::string& raw, const std::string& home, const std::string& project) {
+  if (raw.rfind("//", 0) == 0) return paths::normalize(raw.substr(1));
+  if (raw == "~" || raw.rfind("~/", 0) == 0) return paths::resolve(raw, home, project);
+  if (!raw.empty() && raw[0] == '/') return paths::normalize(project + raw);
+  return paths::resolve(raw, home, project);
 }
 
 // Edit(path) and Read(path) carry a path that resolves like a filesystem setting.
-void resolve_rules(json& arr, const std::string& home, const std::string& dir) {
+void resolve_rules(json& arr, const std::string& home, const std::string& dir, bool claude) {
   for (auto& e : arr) {
     std::string s = e.get<std::string>();
     for (const char* tool : {"Edit(", "Read(", "Write("}) {
       std::string t = tool;
       if (s.size() > t.size() + 1 && s.compare(0, t.size(), t) == 0 && s.back() == ')') {
         std::string inner = s.substr(t.size(), s.size() - t.size() - 1);
-        e = t + paths::resolve(inner, home, dir) + ")";
+        e = t + without_tree_glob(claude ? resolve_rule_path(inner, home, dir) : paths::resolve(inner, home, dir)) +
+            ")";
         break;
       }
     }
@@ -273,6 +289,9 @@ Settings convert(const json& merged) {
   static const json kEmpty = json::object();
   const json& sb = merged.contains("sandbox") ? merged["sandbox"] : kEmpty;
   auto& o = s.sandbox;
+  // Settings that do not speak of the sandbox (a Claude Code file with only permissions, say)
+  // do not turn it off: the built-in default applies. Only "enabled": false does.
+  o.enabled = !merged.contains("sandbox");
   get_if(sb, "enabled", o.enabled);
   if (!sb.contains("enabled") && sb.is_object() && !sb.empty()) {
     // SPEC §2: a user who wrote rules meant them; say the sandbox is off, and how to turn it on.
@@ -431,7 +450,11 @@ Result<Settings> load_settings(const std::vector<SettingsSource>& sources, const
       auto st = validate(only, kPermissionFields, "permissions", file, ignored);
       if (!st) return st.error();
     }
+    // Relative paths: against the file's directory; for Claude Code's files (.claude/) against
+    // the project it belongs to (the directory holding .claude/; ~/.claude for the user's own).
     std::string dir = paths::parent(file);
+    const bool claude = paths::basename(dir) == ".claude";
+    if (claude && dir != paths::join(home, ".claude")) dir = paths::parent(dir);
     json kept = json::object();
     if (doc.contains("sandbox")) {
       kept["sandbox"] = doc["sandbox"];
@@ -450,7 +473,7 @@ Result<Settings> load_settings(const std::vector<SettingsSource>& sources, const
       for (const char* k : {"allow", "deny", "ask"}) {
         if (doc["permissions"].contains(k)) {
           kept["permissions"][k] = doc["permissions"][k];
-          resolve_rules(kept["permissions"][k], home, dir);
+          resolve_rules(kept["permissions"][k], home, dir, claude);
         }
       }
     }
@@ -460,6 +483,12 @@ Result<Settings> load_settings(const std::vector<SettingsSource>& sources, const
   warnings.insert(warnings.end(), s.warnings.begin(), s.warnings.end());
   s.warnings = std::move(warnings);
   return s;
+}
+
+std::vector<std::string> discoverable_settings_files(const std::string& home, const std::string& cwd) {
+  return {paths::join(home, ".claude/settings.json"), paths::join(home, ".wave/settings.json"),
+          paths::join(cwd, ".claude/settings.json"),  paths::join(cwd, ".claude/settings.local.json"),
+          paths::join(cwd, ".wave/settings.json"),    paths::join(cwd, ".wave/settings.local.json")};
 }
 
 Settings default_settings() {

@@ -78,6 +78,11 @@ struct Settings {
 // Edit()/Read() rule paths resolve against each file's own directory; "~" against home.
 Result<Settings> load_settings(const std::vector<SettingsSource>& sources, const std::string& home);
 
+// The settings files wavebox reads when none is named, in the order they merge (later wins):
+// Claude Code's user file, wavebox's, then the project's Claude Code files and wavebox's.
+// Every one of them is write-protected inside the sandbox, existing or not.
+std::vector<std::string> discoverable_settings_files(const std::string& home, const std::string& cwd);
+
 // The built-in default profile (SPEC §2): sandbox on, everything else at its default.
 Settings default_settings();
 

@@ -4,8 +4,8 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -167,6 +167,13 @@ Result<std::string> find_command(const RunRequest& req, const std::vector<std::s
 
 }  // namespace
 
+// What the keeper and bwrap start with, outside the sandbox: nothing of the request's (its
+// LD_PRELOAD, a caller's library path) — the command's own environment comes with bwrap's
+// options.
+static std::vector<std::string> launch_environment() {
+  return {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+}
+
 PolicyContext policy_context(const RunRequest& req, const sys::StateDir& state) {
   PolicyContext ctx;
   ctx.home = req.home;
@@ -203,7 +210,7 @@ Status plan_linux(Internal& in, const sys::StateDir& state, const sys::BwrapInfo
   run.log = req.log;
   run.cwd = req.cwd;
   run.home = req.home;
-  run.launch_env = req.env;
+  run.launch_env = launch_environment();
   std::copy(std::begin(req.stdio), std::end(req.stdio), run.stdio);
   const PolicyContext ctx = policy_context(req, state);
   run.policy = make_fs_policy(s.sandbox, ctx, req.network_only);
@@ -240,6 +247,14 @@ Result<Prepared> prepare(RunRequest request) {
   if (req.argv.empty()) {
     return make_error(ErrorKind::kUsage, "no command given: wavebox run [OPTIONS] -- COMMAND [ARG...] or -c 'STRING'");
   }
+  // Every string here ends up NUL-separated in bwrap's options or the shim's spec: a NUL inside
+  // one would add options of its own (a library caller can pass them; a command line cannot).
+  auto has_nul = [](const std::string& v) { return v.find('\0') != std::string::npos; };
+  if (has_nul(req.cwd) || has_nul(req.home) || std::any_of(req.argv.begin(), req.argv.end(), has_nul) ||
+      std::any_of(req.env.begin(), req.env.end(), has_nul) ||
+      std::any_of(req.extra_writable.begin(), req.extra_writable.end(), has_nul)) {
+    return make_error(ErrorKind::kUsage, "a NUL byte in the command, its environment or a path");
+  }
   for (const auto& w : s.warnings) log.warn(w);
   log.timing("settings loaded");
   const bool wanted = s.sandbox.enabled && !req.disable_sandbox;
@@ -250,7 +265,9 @@ Result<Prepared> prepare(RunRequest request) {
   // while the rest is checked and planned (they wait for bwrap's options). A run that does not
   // happen after all drops them (the keeper is killed, and bwrap with it).
   if (!req.plan_only && wanted && state.ok() && !bwrap.path.empty()) {
-    if (auto l = lnx::launch_sandbox(bwrap.path, req.stdio, req.env, log); l.ok()) in.run.launch = std::move(*l);
+    if (auto l = lnx::launch_sandbox(bwrap.path, req.stdio, launch_environment(), log); l.ok()) {
+      in.run.launch = std::move(*l);
+    }
   }
   auto plat = sys::probe_platform();
   Availability avail = check_availability(s, plat, bwrap, state.ok() ? state->root : "");
@@ -377,35 +394,65 @@ Result<pid_t> spawn_unsandboxed(const Internal& in) {
   }
   std::string exe = req.argv[0].find('/') != std::string::npos ? req.argv[0] : sys::find_in_path(req.argv[0], path_env);
   if (exe.empty()) return make_error(ErrorKind::kNotFound, fmt::format("{}: command not found", req.argv[0]));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  for (int i = 0; i < 3; ++i) {
-    if (req.stdio[i] < 0) {
-      posix_spawn_file_actions_addclose(&fa, i);
-    } else if (req.stdio[i] != i) {
-      posix_spawn_file_actions_adddup2(&fa, req.stdio[i], i);
-    }
-  }
-  posix_spawn_file_actions_addchdir_np(&fa, req.cwd.c_str());
   std::vector<char*> av, ev;
   for (const auto& a : req.argv) av.push_back(const_cast<char*>(a.c_str()));
   av.push_back(nullptr);
   for (const auto& e : req.env) ev.push_back(const_cast<char*>(e.c_str()));
   ev.push_back(nullptr);
-  // The command starts with no signal blocked, whatever the caller's threads block (serve blocks
-  // SIGPIPE).
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-  pid_t pid = -1;
-  int err = ::posix_spawn(&pid, exe.c_str(), &fa, &attr, av.data(), ev.data());
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (err == ENOENT) return make_error(ErrorKind::kNotFound, fmt::format("{}: command not found", req.argv[0]));
-  if (err != 0) return make_error(ErrorKind::kNotExecutable, fmt::format("{}: {}", req.argv[0], std::strerror(err)));
+  // Its standard descriptors moved above 2 first, so that placing one cannot clobber another.
+  int from[3];
+  for (int i = 0; i < 3; ++i) from[i] = req.stdio[i] < 0 ? -1 : ::fcntl(req.stdio[i], F_DUPFD_CLOEXEC, 10);
+  int errpipe[2];
+  if (::pipe2(errpipe, O_CLOEXEC) != 0) return sys::sys_error("pipe2", "spawn", errno);
+  const pid_t parent = ::getpid();
+  const char* cwd = req.cwd.c_str();
+  const char* path = exe.c_str();
+  // fork, not posix_spawn: the child arms its parent-death signal (nothing may outlive the
+  // process that started it, SIGKILL of a server included); only async-signal-safe calls after.
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);  // serve blocks SIGPIPE in its threads
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(127);
+    for (int i = 0; i < 3; ++i) {
+      if (from[i] < 0) {
+        ::close(i);
+      } else if (::dup2(from[i], i) != i) {
+        ::_exit(127);
+      }
+    }
+    int err = 0;
+    if (::chdir(cwd) != 0) {
+      err = errno;
+    } else {
+      ::execve(path, av.data(), ev.data());
+      err = errno;
+    }
+    (void)!::write(errpipe[1], &err, sizeof err);
+    ::_exit(127);
+  }
+  int fork_err = errno;
+  for (int f : from) {
+    if (f >= 0) ::close(f);
+  }
+  ::close(errpipe[1]);
+  if (pid < 0) {
+    ::close(errpipe[0]);
+    return sys::sys_error("fork", req.argv[0], fork_err);
+  }
+  int err = 0;
+  ssize_t n;
+  do {
+    n = ::read(errpipe[0], &err, sizeof err);
+  } while (n < 0 && errno == EINTR);
+  ::close(errpipe[0]);
+  if (n == static_cast<ssize_t>(sizeof err)) {
+    int ws;
+    ::waitpid(pid, &ws, 0);
+    if (err == ENOENT) return make_error(ErrorKind::kNotFound, fmt::format("{}: command not found", req.argv[0]));
+    return make_error(ErrorKind::kNotExecutable, fmt::format("{}: {}", req.argv[0], std::strerror(err)));
+  }
   return pid;
 }
 

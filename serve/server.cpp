@@ -99,17 +99,24 @@ const json* member(const json& p, const char* key) {
   return it == p.end() || it->is_null() ? nullptr : &*it;
 }
 
+// Every string a client gives ends up in paths, bwrap's options or the shim's spec, which are
+// NUL-separated: a NUL in one is refused, never passed on.
+std::string checked(std::string v, const char* key) {
+  if (v.find('\0') != std::string::npos) throw RpcError{kInvalidParams, fmt::format("\"{}\" holds a NUL byte", key)};
+  return v;
+}
+
 std::string need_string(const json& p, const char* key) {
   const json* v = member(p, key);
   if (!v || !v->is_string()) throw RpcError{kInvalidParams, fmt::format("\"{}\" must be a string", key)};
-  return v->get<std::string>();
+  return checked(v->get<std::string>(), key);
 }
 
 std::optional<std::string> opt_string(const json& p, const char* key) {
   const json* v = member(p, key);
   if (!v) return std::nullopt;
   if (!v->is_string()) throw RpcError{kInvalidParams, fmt::format("\"{}\" must be a string", key)};
-  return v->get<std::string>();
+  return checked(v->get<std::string>(), key);
 }
 
 bool opt_bool(const json& p, const char* key) {
@@ -126,9 +133,36 @@ std::vector<std::string> opt_strings(const json& p, const char* key) {
   if (!v->is_array()) throw RpcError{kInvalidParams, fmt::format("\"{}\" must be an array of strings", key)};
   for (const auto& e : *v) {
     if (!e.is_string()) throw RpcError{kInvalidParams, fmt::format("\"{}\" must be an array of strings", key)};
-    out.push_back(e.get<std::string>());
+    out.push_back(checked(e.get<std::string>(), key));
   }
   return out;
+}
+
+// How deep a JSON text nests (outside strings): a line nesting deeper than a request ever needs
+// is refused before it is parsed (the parse and its copies recurse).
+bool too_deep(const std::string& line, int limit) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : line) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
 }
 
 double ms_since(Clock::time_point t) {
@@ -276,11 +310,22 @@ json Server::exec_write(const json& p) {
   std::lock_guard<std::mutex> pl(proc->mu);
   if (!data.empty()) {
     if (!proc->stdin_wr.valid()) throw RpcError{kInvalidParams, "the process's stdin is closed"};
+    // Never blocks the server: what the command does not take within 2 s is an error (the
+    // answer says how much went in).
     size_t off = 0;
+    const auto until = Clock::now() + std::chrono::seconds(2);
     while (off < data.size()) {
       ssize_t n = ::write(proc->stdin_wr.get(), data.data() + off, data.size() - off);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw RpcError{kInvalidParams, "the process no longer reads its stdin"};
+      if (n < 0 && errno == EAGAIN && Clock::now() < until) {
+        struct pollfd pf = {proc->stdin_wr.get(), POLLOUT, 0};
+        (void)::poll(&pf, 1, 100);
+        continue;
+      }
+      if (n <= 0) {
+        throw RpcError{kInvalidParams,
+                       fmt::format("the process does not read its stdin ({} of {} bytes written)", off, data.size())};
+      }
       off += static_cast<size_t>(n);
     }
   }
@@ -317,7 +362,17 @@ engine::RunRequest Server::exec_request(const json& p, const SessionPolicy& poli
     throw RpcError{kInvalidParams, "give \"command\" (a non-empty array of strings) or \"commandLine\" (a string)"};
   }
   req.cwd = session_cwd;
-  if (auto c = opt_string(p, "cwd")) req.cwd = paths::resolve(*c, cfg_.home, session_cwd);
+  if (auto c = opt_string(p, "cwd")) {
+    // Inside the session's workspace, links resolved: a command's workspace is never another
+    // session's, nor reached through a link a command planted.
+    std::string real = sys::real_path_or_empty(paths::resolve(*c, cfg_.home, session_cwd));
+    std::string root = sys::real_path_or_empty(session_cwd);
+    if (real.empty() || root.empty() || !paths::is_within(real, root)) {
+      throw RpcError{kInvalidParams,
+                     fmt::format("cwd \"{}\" is not a directory inside the session's \"{}\"", *c, session_cwd)};
+    }
+    req.cwd = real;
+  }
   if (!sys::is_dir(req.cwd)) throw RpcError{kInvalidParams, fmt::format("cwd \"{}\" is not a directory", req.cwd)};
   req.home = cfg_.home;
   req.env = cfg_.env;
@@ -327,18 +382,33 @@ engine::RunRequest Server::exec_request(const json& p, const SessionPolicy& poli
       if (!v.is_string() || k.empty() || k.find('=') != std::string::npos) {
         throw RpcError{kInvalidParams, "\"env\" must be an object of strings"};
       }
+      checked(k, "env");
       std::erase_if(req.env, [&](const std::string& kv) { return kv.rfind(k + "=", 0) == 0; });
-      req.env.push_back(k + "=" + v.get<std::string>());
+      req.env.push_back(k + "=" + checked(v.get<std::string>(), "env"));
     }
   }
   req.settings = policy.settings;
   if (const json* t = member(p, "timeoutMs")) {
-    if (!t->is_number() || t->get<double>() <= 0)
-      throw RpcError{kInvalidParams, "\"timeoutMs\" must be a positive number"};
-    req.settings.sandbox.resources.timeout_seconds = t->get<double>() / 1000;
+    if (!t->is_number() || t->get<double>() <= 0 || t->get<double>() > 1e10) {
+      throw RpcError{kInvalidParams, "\"timeoutMs\" must be a positive number of milliseconds"};
+    }
+    // Shorter than the settings' timeout, never longer.
+    auto& limit = req.settings.sandbox.resources.timeout_seconds;
+    const double asked = t->get<double>() / 1000;
+    limit = limit ? std::min(*limit, asked) : asked;
   }
-  req.settings.warnings.clear();  // said once, when the session was opened
+  req.settings.warnings
+      .clear();  // said once, when the session was opened
+                 // Every session's settings files, not only its own: a command of one session must not write
+  // what configures another (workspaces may nest).
   req.settings_files = policy.settings_files;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, other] : sessions_) {
+      req.settings_files.insert(req.settings_files.end(), other->policy->settings_files.begin(),
+                                other->policy->settings_files.end());
+    }
+  }
   req.disable_sandbox = opt_bool(p, "dangerouslyDisableSandbox");
   const bool approve = opt_bool(p, "approve");
   req.approve = [approve](const Decision&) { return approve; };
@@ -349,11 +419,13 @@ engine::RunRequest Server::exec_request(const json& p, const SessionPolicy& poli
 void Server::command_exec(const json& p, const json& id) {
   auto s = session(p);
   auto proc = std::make_shared<Proc>();
-  proc->id = opt_string(p, "processId").value_or(fmt::format("p-{}", next_++));
+  const bool named = member(p, "processId") != nullptr;
+  proc->id = opt_string(p, "processId").value_or("");
   proc->session = s->id;
   std::shared_ptr<const SessionPolicy> policy;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    while (!named && (proc->id.empty() || procs_.count(proc->id))) proc->id = fmt::format("p-{}", next_++);
     if (procs_.count(proc->id))
       throw RpcError{kInvalidParams, fmt::format("process \"{}\" is running already", proc->id)};
     if (shutting_down_) throw RpcError{kRunFailed, "the server is shutting down"};
@@ -450,7 +522,10 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
         proc->run = run->get();
         if (proc->terminate) proc->run->cancel();
       }
-      if (interactive) proc->stdin_wr = std::move(in_wr);
+      if (interactive) {
+        (void)::fcntl(in_wr.get(), F_SETFL, ::fcntl(in_wr.get(), F_GETFL) | O_NONBLOCK);
+        proc->stdin_wr = std::move(in_wr);
+      }
     }
     std::thread feeder;
     if (input && run.ok()) {
@@ -525,6 +600,7 @@ json Server::dispatch(const std::string& method, const json& params, const json&
 
 void Server::handle_line(const std::string& line) {
   if (line.find_first_not_of(" \t\r") == std::string::npos) return;
+  if (too_deep(line, 64)) return respond_error(nullptr, kInvalidRequest, "the request nests deeper than 64 levels");
   json msg = json::parse(line, nullptr, false);
   if (msg.is_discarded()) return respond_error(nullptr, kParseError, "parse error: not a JSON object");
   if (!msg.is_object()) return respond_error(nullptr, kInvalidRequest, "a request is a JSON object");

@@ -11,9 +11,7 @@ namespace wb::serve {
 Result<SessionPolicy> load_session_policy(const std::string& cwd, const std::vector<std::string>& paths,
                                           const nlohmann::json* inline_settings, const std::string& home) {
   SessionPolicy out;
-  const std::vector<std::string> discoverable = {paths::join(home, ".wave/settings.json"),
-                                                 paths::join(cwd, ".wave/settings.json"),
-                                                 paths::join(cwd, ".wave/settings.local.json")};
+  const std::vector<std::string> discoverable = discoverable_settings_files(home, cwd);
   std::vector<std::string> files;
   if (!paths.empty()) {
     for (const auto& p : paths) files.push_back(paths::resolve(p, home, cwd));

@@ -210,6 +210,56 @@ def main():
         check("decide: the same object as `wavebox decide`",
               srv.result("decide", {"sessionId": "P", "command": "git push origin"}) == cli)
 
+        # Attacks from a client's strings and from earlier commands (the review's findings).
+        inj = os.path.join(base, "INJECTED")
+        e = srv.call("command/exec", {"sessionId": "B", "command": ["true"],
+                                      "env": {"X": "y\u0000--dir\u0000" + inj}})
+        check("a NUL in env: refused (-32602)", e.get("error", {}).get("code") == -32602)
+        e = srv.call("command/exec", {"sessionId": "B", "command": ["true"], "cwd": ws["B"] + "\u0000--dir\u0000" + inj})
+        check("a NUL in cwd: refused", e.get("error", {}).get("code") == -32602)
+        e = srv.call("command/exec", {"sessionId": "B", "command": ["true", "a\u0000--dir\u0000" + inj]})
+        check("a NUL in argv: refused", e.get("error", {}).get("code") == -32602)
+        check("nothing was injected on the host", not os.path.exists(inj))
+        e = srv.call("command/exec", {"sessionId": "B", "command": ["touch", "x"], "cwd": ws["A"]})
+        check("cwd in another session's workspace: refused", e.get("error", {}).get("code") == -32602)
+        e = srv.call("command/exec", {"sessionId": "B", "command": ["touch", "x"], "cwd": ".."})
+        check("cwd above the session's workspace: refused", e.get("error", {}).get("code") == -32602)
+        srv.result("command/exec", {"sessionId": "B", "command": ["ln", "-s", ws["A"], "linka"]})
+        e = srv.call("command/exec", {"sessionId": "B", "command": ["touch", "x"], "cwd": "linka"})
+        check("cwd through a link a command planted: refused", e.get("error", {}).get("code") == -32602)
+        check("session A's workspace untouched", not os.path.exists(os.path.join(ws["A"], "x")))
+        marker = os.path.join(base, "PRELOADED")
+        so_src = os.path.join(base, "pre.c")
+        open(so_src, "w").write('#include <fcntl.h>\n#include <unistd.h>\n__attribute__((constructor)) static void f(void) {'
+                                ' int fd = open("%s", O_WRONLY|O_CREAT|O_APPEND, 0644); if (fd >= 0) { write(fd, "x", 1);'
+                                ' close(fd); } }\n' % marker)
+        so = os.path.join(ws["B"], "pre.so")
+        if shutil.which("cc") and subprocess.run(["cc", "-shared", "-fPIC", "-o", so, so_src]).returncode == 0:
+            r = srv.result("command/exec", {"sessionId": "B", "command": ["true"], "env": {"LD_PRELOAD": so}})
+            check("env's LD_PRELOAD reaches the command only, not the launcher outside", not os.path.exists(marker))
+        i_hog = srv.send("command/exec", {"sessionId": "B", "processId": "hog", "command": ["sleep", "4"],
+                                          "streamOutput": True})
+        time.sleep(0.5)
+        t0 = time.time()
+        w = srv.call("command/exec/write", {"processId": "hog", "deltaBase64": base64.b64encode(b"z" * 400000).decode()}, 10)
+        check("a write the process does not take: an error, not a hang", "error" in w and time.time() - t0 < 6)
+        check("the server still answers meanwhile", srv.result("initialize", timeout=5)["serverInfo"]["name"] == "wavebox")
+        srv.wait(i_hog, 20)
+        with srv.lock:
+            srv.responses.pop("null", None)  # the earlier malformed lines' answers
+        srv.send_raw('{"id":"deep","method":"initialize","params":{"x":' + "[" * 100000 + "]" * 100000 + "}}\n")
+        deep = srv.wait(None, 20)
+        check("a deeply nested line: an error (id null: it is not parsed)", deep.get("error", {}).get("code") == -32600)
+        check("and the server lives on", srv.result("initialize", timeout=5)["serverInfo"]["name"] == "wavebox")
+        nested = os.path.join(ws["D"], "inner")
+        os.makedirs(nested)
+        json.dump({"sandbox": {"enabled": True}}, open(os.path.join(nested, "inner.json"), "w"))
+        srv.result("session/open", {"sessionId": "IN", "cwd": nested, "settingsPaths": ["inner.json"]})
+        r = srv.result("command/exec", {"sessionId": "D", "commandLine":
+                                        "echo '{\"sandbox\":{\"enabled\":false}}' > inner/inner.json"})
+        check("a command cannot rewrite another session's settings file",
+              json.load(open(os.path.join(nested, "inner.json")))["sandbox"]["enabled"] is True)
+
         # shutdown: an answer, running commands ended, exit 0, nothing left.
         i_sl = srv.send("command/exec", {"sessionId": "B", "command": ["sleep", "30"]})
         time.sleep(0.5)
