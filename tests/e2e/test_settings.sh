@@ -88,4 +88,28 @@ rm -f "$marker"; wb run --settings "$SCRATCH/mis.json" -- touch "$marker"
 check "a misspelled sandbox section: exit 125" [ "$RC" -eq 125 ]
 check "it names the key" grep -q '"sandBox"' <<<"$OUT"
 check "and the command did not run" [ ! -e "$marker" ]
+# Claude Code's settings files are discovered, with Claude Code's path semantics: "./x" is the
+# project's (not .claude/'s), a rule's "/x" is the project's too and "//x" the root's, "dir/**"
+# is the directory; a file without a sandbox section does not turn the sandbox off.
+CW="$SCRATCH/claude-proj"; mkdir -p "$CW/.claude" "$CW/secrets" "$CW/deploy" "$CW/config" "$CW/sub" "$SCRATCH/abs"
+echo TOKEN=1 > "$CW/.env"; echo S > "$CW/secrets/k"; echo A > "$SCRATCH/abs/f"; echo B > "$CW/sub/f"
+printf '{"permissions":{"deny":["Read(./.env)","Edit(./deploy/**)","Read(/sub/f)","Read(//%s/abs/f)"]}}' "${SCRATCH#/}" \
+  > "$CW/.claude/settings.json"
+printf '{"sandbox":{"enabled":true,"filesystem":{"denyRead":["./secrets"],"denyWrite":["./config/**"]}}}' \
+  > "$CW/.claude/settings.local.json"
+out=$(cd "$CW" && "$WAVEBOX" run -- sh -c 'cat .env; cat secrets/k; cat sub/f; cat '"$SCRATCH"'/abs/f; touch deploy/x config/y; echo sandbox=$WAVEBOX_SANDBOX' 2>&1)
+check ".claude: the sandbox is on" grep -q "sandbox=1" <<<"$out"
+check ".claude: Read(./.env) protects the project's .env" bash -c '! grep -q TOKEN <<<"$0"' "$out"
+check ".claude: denyRead ./secrets is the project's" bash -c '! grep -qx S <<<"$0"' "$out"
+check ".claude: Read(/sub/f) is the project's sub/f" bash -c '! grep -qx B <<<"$0"' "$out"
+check ".claude: Read(//path) is absolute" bash -c '! grep -qx A <<<"$0"' "$out"
+check ".claude: Edit(./deploy/**) protects the directory" [ ! -e "$CW/deploy/x" ]
+check ".claude: denyWrite ./config/** protects the directory" [ ! -e "$CW/config/y" ]
+(cd "$CW" && "$WAVEBOX" run -- sh -c 'echo "{}" > .claude/settings.json' >/dev/null 2>&1)
+check ".claude: its settings file is write-protected" grep -q "Read(./.env)" "$CW/.claude/settings.json"
+mkdir -p "$HOME/.claude" "$HOME/private"; echo P > "$HOME/private/p"
+printf '{"sandbox":{"enabled":true,"filesystem":{"denyRead":["~/private"]}}}' > "$HOME/.claude/settings.json"
+wb run -- cat "$HOME/private/p"
+check "~/.claude/settings.json is read" bash -c '! grep -qx P <<<"$0"' "$OUT"
+rm -f "$HOME/.claude/settings.json"
 finish
