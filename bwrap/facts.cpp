@@ -1,5 +1,6 @@
 #include "bwrap/facts.hpp"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -123,7 +124,39 @@ PathFact probe_path(const std::string& path, RealPaths& real_paths) {
 
 }  // namespace
 
-void expand_read_globs(FsPolicy& policy) {
+std::vector<std::string> expand_globs(FsPolicy& policy) {
+  std::vector<std::string> notes;
+  // Write rules: what matches now is guarded (or writable); what is created later to match is
+  // not (Linux binds concrete paths), which is said once per rule.
+  std::vector<GuardedPath> deny_write;
+  for (auto& g : policy.deny_write) {
+    if (!paths::has_glob(g.path)) {
+      deny_write.push_back(g);
+      continue;
+    }
+    auto matches = sys::expand_glob(g.path);
+    for (auto& m : matches) deny_write.push_back({m, g.type, false, "", g.why});
+    notes.push_back(
+        fmt::format("denyWrite \"{}\" covers the {} path(s) that match it now; what is created "
+                    "later to match it is not covered (name the directory to cover all of it)",
+                    g.path, matches.size()));
+  }
+  policy.deny_write = std::move(deny_write);
+  std::vector<WritableRoot> writable;
+  for (auto& w : policy.writable) {
+    if (!paths::has_glob(w.path)) {
+      writable.push_back(w);
+      continue;
+    }
+    auto matches = sys::expand_glob(w.path);
+    for (auto& m : matches) {
+      writable.push_back({m, true});
+      policy.scan_roots.push_back(m);  // searched for repositories and protected names like any root
+    }
+    notes.push_back(
+        fmt::format("allowWrite \"{}\" makes the {} path(s) that match it now writable", w.path, matches.size()));
+  }
+  policy.writable = std::move(writable);
   std::vector<GuardedPath> deny;
   for (auto& g : policy.deny_read) {
     if (!paths::has_glob(g.path)) {
@@ -142,6 +175,7 @@ void expand_read_globs(FsPolicy& policy) {
     for (auto& m : sys::expand_glob(a)) allow.push_back(m);
   }
   policy.allow_read = std::move(allow);
+  return notes;
 }
 
 void probe_policy_paths(const FsPolicy& policy, LinuxFacts& facts) {

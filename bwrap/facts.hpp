@@ -8,7 +8,8 @@
 namespace wb::lnx {
 
 // Replaces glob entries of denyRead/allowRead by the paths they match now (FS-7).
-void expand_read_globs(FsPolicy& policy);
+// Globs in the policy become the paths that match them now; returns what that leaves out, to say.
+std::vector<std::string> expand_globs(FsPolicy& policy);
 // Probes every path the policy names that facts.paths does not hold yet (lstat, resolution).
 void probe_policy_paths(const FsPolicy& policy, LinuxFacts& facts);
 

@@ -136,7 +136,7 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
     p.plan.filesystem_open = true;  // --network-only: no mounts, no scan, no stubs
     return p;
   }
-  expand_read_globs(run.policy);
+  for (const auto& note : expand_globs(run.policy)) run.log->warn(note);
   WB_TRY(guard_what_the_scan_found(run, p));
   p.facts.bwrap_path = run.bwrap;
   std::copy(std::begin(run.bwrap_version), std::end(run.bwrap_version), p.facts.bwrap_version);

@@ -71,25 +71,13 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
   // environment: cli/run.cpp), not the host's ~/.npm, pnpm store or yarn cache: what a sandboxed
   // install puts in a cache is later unpacked and run by the host's installs (npx reruns
   // ~/.npm/_npx; PNPM_HOME is on PATH). Nothing in home is writable by default.
-  auto add_writable = [&](const std::string& w, const char* source) {
-    if (paths::has_glob(w)) {
-      p.warnings.push_back(
-          fmt::format("{} entry \"{}\" is a glob; Linux binds concrete paths, so it is ignored", source, w));
-      return;
-    }
-    p.writable.push_back({w, false});
-  };
+  // A glob in a write rule covers what matches it when the run starts (bwrap/facts.cpp,
+  // expand_globs, says so); "dir/**" was made the directory itself already.
+  auto add_writable = [&](const std::string& w, const char*) { p.writable.push_back({w, false}); };
   for (const auto& w : s.filesystem.allow_write) add_writable(w, "allowWrite");
   for (const auto& w : ctx.extra_writable) add_writable(w, "--allow-write");
 
-  for (const auto& d : s.filesystem.deny_write) {
-    if (paths::has_glob(d)) {
-      p.warnings.push_back(
-          fmt::format("denyWrite entry \"{}\" is a glob; Linux binds concrete paths, so it is ignored", d));
-      continue;
-    }
-    add_guard(p.deny_write, {d, guess_type(d), true});
-  }
+  for (const auto& d : s.filesystem.deny_write) add_guard(p.deny_write, {d, guess_type(d), true});
 
   // FS-4: always write-protected, whatever the configuration (core/protect.hpp's table).
   for (const auto& f : ctx.settings_files) {

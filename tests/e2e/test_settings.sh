@@ -112,4 +112,16 @@ printf '{"sandbox":{"enabled":true,"filesystem":{"denyRead":["~/private"]}}}' > 
 wb run -- cat "$HOME/private/p"
 check "~/.claude/settings.json is read" bash -c '! grep -qx P <<<"$0"' "$OUT"
 rm -f "$HOME/.claude/settings.json"
+# Globs in write rules cover what matches them at the start, and say what they leave out; a
+# directory a glob makes writable is searched for repositories like any writable root.
+mkdir -p "$WS/gen1" "$WS/gen2" "$WS/other" "$SCRATCH/outs/o1"
+git init -q "$SCRATCH/outs/o1"
+printf '{"sandbox":{"enabled":true,"filesystem":{"denyWrite":["%s/gen*"],"allowWrite":["%s/outs/*"]}}}' "$WS" "$SCRATCH" \
+  > "$SCRATCH/glob.json"
+wb run --settings "$SCRATCH/glob.json" -- sh -c "touch gen1/x gen2/x other/x $SCRATCH/outs/o1/made; echo hook > $SCRATCH/outs/o1/.git/hooks/pre-commit"
+check "a denyWrite glob guards what matches it" bash -c '[ ! -e "$0/gen1/x" ] && [ ! -e "$0/gen2/x" ]' "$WS"
+check "and nothing else" [ -e "$WS/other/x" ]
+check "and says what it leaves out" grep -q 'covers the 2 path' <<<"$OUT"
+check "an allowWrite glob makes its matches writable" [ -e "$SCRATCH/outs/o1/made" ]
+check "a repository in such a match keeps its hooks protected" [ ! -e "$SCRATCH/outs/o1/.git/hooks/pre-commit" ]
 finish
