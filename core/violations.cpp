@@ -8,9 +8,61 @@
 
 namespace wb {
 
+namespace {
+
+// A code point that can restyle or reorder what a reader (a terminal, a model) sees: C1
+// controls, bidirectional overrides, embeddings, isolates and marks.
+bool invisible_control(unsigned cp) {
+  return (cp >= 0x80 && cp <= 0x9f) || cp == 0x061c || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+         (cp >= 0x2066 && cp <= 0x2069);
+}
+
+}  // namespace
+
+// Safe to show inside the block: no byte of a path can end a line, close or forge the block's
+// tags, or restyle the text (ASCII controls and backslash as log::quote does, '<' and '>', C1
+// controls and bidi controls as \u{...}, bytes that are not UTF-8 as \xNN).
+std::string block_quote(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (c == '<' || c == '>' || c < 0x20 || c == 0x7f || c == '\\') {
+        out += c == '\\' ? std::string("\\\\") : fmt::format("\\x{:02x}", c);
+      } else {
+        out += static_cast<char>(c);
+      }
+      ++i;
+      continue;
+    }
+    const size_t len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+    unsigned cp = len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
+    bool ok = len != 0 && i + len <= s.size();
+    for (size_t k = 1; ok && k < len; ++k) {
+      const unsigned char d = static_cast<unsigned char>(s[i + k]);
+      ok = (d & 0xc0) == 0x80;
+      cp = cp << 6 | (d & 0x3f);
+    }
+    ok = ok && !(len == 3 && cp < 0x800) && !(len == 4 && (cp < 0x10000 || cp > 0x10ffff)) &&
+         !(cp >= 0xd800 && cp <= 0xdfff);
+    if (!ok) {
+      out += fmt::format("\\x{:02x}", c);
+      ++i;
+    } else if (invisible_control(cp)) {
+      out += fmt::format("\\u{{{:04x}}}", cp);
+      i += len;
+    } else {
+      out.append(s.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
+}
+
 std::string Violation::line() const {
-  std::string out = fmt::format("deny {} {}", operation, log::quote(target));
-  if (!reason.empty()) out += fmt::format(" ({})", reason);
+  std::string out = fmt::format("deny {} {}", operation, block_quote(target));
+  if (!reason.empty()) out += fmt::format(" ({})", block_quote(reason));
   return out;
 }
 

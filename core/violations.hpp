@@ -5,10 +5,15 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <vector>
 
 namespace wb {
+
+// A target or reason as the block shows it: nothing in it can end a line, forge or close the
+// block, or restyle the text (escaped, see violations.cpp).
+std::string block_quote(std::string_view s);
 
 struct Violation {
   std::string operation;     // "file-write", "file-read", "network-outbound"
