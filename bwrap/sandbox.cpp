@@ -292,15 +292,21 @@ void warn_new_repositories(const Logger& log, const Prepared& before, const std:
 
 }  // namespace
 
-namespace {
-
+// Next to the binary (a build tree, bin/ of a simple install), else in ../libexec/wavebox/ (a
+// packaged install).
 std::string shim_path() {
   char buf[4096];
   ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
   if (n <= 0) return {};
-  std::string shim = paths::join(paths::parent(std::string(buf, static_cast<size_t>(n))), "wavebox-shim");
-  return ::access(shim.c_str(), X_OK) == 0 ? shim : std::string();
+  const std::string dir = paths::parent(std::string(buf, static_cast<size_t>(n)));
+  for (const std::string& shim :
+       {paths::join(dir, "wavebox-shim"), paths::normalize(dir + "/../libexec/wavebox/wavebox-shim")}) {
+    if (::access(shim.c_str(), X_OK) == 0) return shim;
+  }
+  return {};
 }
+
+namespace {
 
 // stderr can be relayed (to recognise refused reads) without changing what the caller sees only
 // when it is a pipe of its own: a terminal stays a terminal, and when stdout is the very same

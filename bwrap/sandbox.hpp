@@ -62,6 +62,9 @@ Result<RunOutcome> run_sandboxed(LinuxRun run);
 // Prints the bubblewrap command line the run would use (stubs it would create as comments).
 Result<std::string> describe_sandboxed(LinuxRun run);
 
+// Where wavebox-shim is ("" when missing): next to wavebox, or in ../libexec/wavebox/.
+std::string shim_path();
+
 // Whether wavebox-shim places the plain read-only mounts itself (Linux 5.12+ mount API, and
 // WAVEBOX_SHIM_MOUNTS is not 0); otherwise bwrap places every mount.
 bool shim_mounts_available();

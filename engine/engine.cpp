@@ -194,6 +194,7 @@ PolicyContext policy_context(const RunRequest& req, const sys::StateDir& state) 
     std::string exe(self, static_cast<size_t>(n));
     ctx.program_files.push_back(exe);
     ctx.program_files.push_back(paths::join(paths::parent(exe), "wavebox-shim"));
+    if (std::string shim = lnx::shim_path(); !shim.empty()) ctx.program_files.push_back(shim);
   }
   if (req.settings.sandbox.bwrap_path) ctx.program_files.push_back(*req.settings.sandbox.bwrap_path);
   ctx.extra_writable = req.extra_writable;

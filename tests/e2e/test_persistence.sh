@@ -306,10 +306,14 @@ check "memory: the block says how many more" grep -q '\.\.\. [0-9]* more' <<<"$o
 if is_root; then
   mkdir -p "$WS/mnt"
   mount --make-shared / 2>/dev/null || mount --make-rshared / 2>/dev/null
-  (cd "$WS" && "$WAVEBOX" run -- sh -c 'sleep 1; echo inside > mnt/x 2>/dev/null; ls mnt > mnt.list; true' >/dev/null 2>&1) &
+  # The host mounts only once the sandbox runs (it says so), and the command writes only once
+  # the host has mounted (the host says so): no timing guesses on a loaded machine.
+  rm -f "$WS/started" "$WS/go"
+  (cd "$WS" && "$WAVEBOX" run -- sh -c 'touch started; i=0; while [ ! -e go ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; echo inside > mnt/x 2>/dev/null; ls mnt > mnt.list; true' >/dev/null 2>&1) &
   pid=$!
-  sleep 0.4
+  for i in $(seq 1 200); do [ -e "$WS/started" ] && break; sleep 0.05; done
   mount -t tmpfs none "$WS/mnt"
+  touch "$WS/go"
   wait $pid
   check "propagation: a host mount made during the run got nothing from the command" [ ! -e "$WS/mnt/x" ]
   umount "$WS/mnt"
