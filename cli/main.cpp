@@ -76,18 +76,25 @@ int main(int argc, char** argv) {
   CLI::App* serve = nullptr;
   if (wanted("run")) {
     run = app.add_subcommand("run", "run a command sandboxed");
+    run->footer(
+        "Examples:\n  wavebox run -- npm test\n  wavebox run --settings .claude/settings.json -c 'make && make check'\n"
+        "  wavebox run --allow-domain registry.npmjs.org -- npm install\n"
+        "Exit status: the command's own; 128+N when signal N killed it; 124 on sandbox.resources.timeoutSeconds;\n"
+        "125 the command did not run (settings, a deny or ask rule, the sandbox); 126 not executable; 127 not found.");
     add_common(run, o);
     run->add_option("-c", o.shell_command, "run this string through bash (or /bin/sh)");
     run->add_option("command", o.command, "the command and its arguments (after --)");
   }
   if (wanted("wrap")) {
     wrap = app.add_subcommand("wrap", "print the sandboxed invocation, run nothing");
+    wrap->footer("Example:\n  wavebox wrap -- ls -l\nExit status: 0; 125 on bad settings.");
     add_common(wrap, o);
     wrap->add_option("-c", o.shell_command, "a shell string instead of a command");
     wrap->add_option("command", o.command, "the command and its arguments (after --)");
   }
   if (wanted("decide")) {
     decide = app.add_subcommand("decide", "print the permission decision as JSON, run nothing");
+    decide->footer("Example:\n  wavebox decide -- 'git push origin main'\nExit status: 0; 125 on bad settings.");
     add_common(decide, o);
     decide->add_option("-c", o.shell_command, "the command string");
     decide->add_option("command", o.command, "the command string (after --)");
@@ -96,17 +103,27 @@ int main(int argc, char** argv) {
   int connect_port = 0;
   if (wanted("connect")) {
     connect = app.add_subcommand("connect", "inside the sandbox: a tunnel through its SOCKS5 proxy (ssh ProxyCommand)");
+    connect->footer(
+        "Example (inside the sandbox; wavebox sets it as GIT_SSH_COMMAND):\n"
+        "  ssh -o ProxyCommand='wavebox connect %h %p' git@github.com\nExit status: 0; 1 when the tunnel fails; 2 on a "
+        "bad HOST or PORT.");
     connect->add_option("host", connect_host)->required();
     connect->add_option("port", connect_port)->required();
   }
   if (wanted("doctor")) {
     doctor = app.add_subcommand("doctor", "platform and dependency report");
+    doctor->footer(
+        "Examples:\n  wavebox doctor -v\n  wavebox doctor --json\n"
+        "Exit status: 0 when a sandbox can run here; 1 when not (what is missing is named); 125 on bad settings.");
     add_common(doctor, o);
     doctor->add_flag("--json", o.json, "machine-readable output");
   }
 
   if (wanted("serve")) {
     serve = app.add_subcommand("serve", "many sessions in one process: JSON-RPC on stdin/stdout (man wavebox-serve)");
+    serve->footer(
+        "Example:\n  printf '%s\\n' '{\"id\":1,\"method\":\"initialize\"}' | wavebox serve --stdio\n"
+        "Exit status: 0 after shutdown or the end of stdin; 125 without --stdio.");
     serve->add_flag("--stdio", o.stdio, "speak JSON-RPC 2.0, one object per line, on stdin and stdout");
     serve->add_flag("-v,--verbose", o.verbose, "say more on stderr");
   }

@@ -120,6 +120,7 @@ int cmd_run(const Options& o) {
   r.decision = prepared->decision.decision;
   r.reason = prepared->decision.reason;
   if (!prepared->sandboxed) {
+    log::info("running the command UNSANDBOXED: " + r.reason);
     r.exit_code = -1;  // the command replaces wavebox: its status is not known here
     write_report();
     sigs.restore();  // the command gets the signal mask wavebox was given

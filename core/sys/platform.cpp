@@ -77,7 +77,9 @@ std::string probe_userns() {
   } else if (auto m = read_file("/proc/sys/user/max_user_namespaces"); m.ok() && m->rfind("0", 0) == 0) {
     why += "; user.max_user_namespaces is 0: set it to a positive number";
   } else {
-    why += "; if this is a container, run it with user namespaces allowed";
+    why +=
+        "; if this is a container, run it with user namespaces allowed (where only a new /proc is "
+        "refused, sandbox.enableWeakerNestedSandbox uses the host's)";
   }
   return why;
 }

@@ -75,4 +75,8 @@ check "doctor exits non-zero when no sandbox can run" [ "$RC" -ne 0 ]
 check "and says what is missing" grep -qi "bubblewrap" <<<"$OUT"
 wb doctor
 check "doctor exits 0 where the sandbox works" [ "$RC" -eq 0 ]
+for sub in run wrap decide doctor serve connect; do
+  h=$("$WAVEBOX" "$sub" --help 2>&1)
+  check "$sub --help shows an example and the exit statuses" bash -c 'grep -q "^Example" <<<"$0" && grep -q "^Exit status" <<<"$0"' "$h"
+done
 finish
