@@ -1,11 +1,13 @@
 // `wavebox doctor`: what this machine offers the sandbox, and the effective policy.
 #include <fmt/format.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "bwrap/sandbox.hpp"
 #include "bwrap/seccomp_rules.hpp"
 #include "cli/options.hpp"
+#include "cli/settings_schema.hpp"
 #include "cli/setup.hpp"
 #include "core/log.hpp"
 #include "core/protect.hpp"
@@ -141,6 +143,36 @@ void print_protected(const Settings& s) {
   std::printf("  seccomp rules (%zu):\n%s", rules.size(), lnx::describe_rules(rules).c_str());
 }
 
+// Each key a settings file sets, with what it means (docs/settings.schema.json), or that it is
+// not one wavebox knows.
+void explain(const std::vector<std::string>& files) {
+  const nlohmann::json schema = nlohmann::json::parse(kSettingsSchema);
+  std::function<void(const nlohmann::json&, const nlohmann::json*, const std::string&)> walk =
+      [&](const nlohmann::json& value, const nlohmann::json* node, const std::string& path) {
+        const nlohmann::json* props = node && node->contains("properties") ? &(*node)["properties"] : nullptr;
+        if (value.is_object() && props) {
+          for (const auto& [k, v] : value.items()) {
+            const nlohmann::json* child = props->contains(k) ? &(*props)[k] : nullptr;
+            walk(v, child, path.empty() ? k : path + "." + k);
+          }
+          return;
+        }
+        std::string shown = value.dump();
+        if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
+        std::string what = node ? node->value("description", "") : "not a key wavebox knows (ignored or an error)";
+        std::printf("    %s = %s\n        %s\n", path.c_str(), shown.c_str(), what.c_str());
+      };
+  for (const auto& f : files) {
+    std::printf("  %s:\n", f.c_str());
+    auto text = sys::read_file(f);
+    nlohmann::json doc = text.ok() ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+    if (!doc.is_object()) continue;  // load_environment said what is wrong with it already
+    for (const char* section : {"sandbox", "permissions"}) {
+      if (doc.contains(section)) walk(doc[section], &schema["properties"][section], section);
+    }
+  }
+}
+
 }  // namespace
 
 int cmd_doctor(const Options& o) {
@@ -154,6 +186,10 @@ int cmd_doctor(const Options& o) {
     return p.usable ? 0 : 1;
   }
   print_facts(j, *env, p);
+  if (!o.settings_files.empty()) {
+    std::printf("  settings explained:\n");
+    explain(env->read_files);
+  }
   if (o.verbose) print_protected(env->settings);
   return p.usable ? 0 : 1;
 }

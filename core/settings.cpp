@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "core/domain.hpp"
@@ -483,6 +484,43 @@ Result<Settings> load_settings(const std::vector<SettingsSource>& sources, const
   warnings.insert(warnings.end(), s.warnings.begin(), s.warnings.end());
   s.warnings = std::move(warnings);
   return s;
+}
+
+std::vector<SettingsKey> settings_keys() {
+  std::vector<SettingsKey> out;
+  auto kind = [](Type t) -> const char* {
+    switch (t) {
+      case Type::kBool:
+        return "boolean";
+      case Type::kPort:
+      case Type::kPositiveInt:
+        return "integer";
+      case Type::kPositiveNumber:
+        return "number";
+      case Type::kString:
+      case Type::kPath:
+      case Type::kMode:
+        return "string";
+      case Type::kStringList:
+      case Type::kPathList:
+      case Type::kPlatformList:
+        return "array";
+      case Type::kIgnoreMap:
+      case Type::kObject:
+        return "object";
+    }
+    return "?";
+  };
+  std::function<void(const std::string&, const std::vector<Field>&)> walk = [&](const std::string& prefix,
+                                                                                const std::vector<Field>& fields) {
+    for (const auto& f : fields) {
+      out.push_back({prefix + f.name, kind(f.type)});
+      if (f.children) walk(prefix + f.name + ".", *f.children);
+    }
+  };
+  walk("sandbox.", kSandboxFields);
+  walk("permissions.", kPermissionFields);
+  return out;
 }
 
 std::vector<std::string> discoverable_settings_files(const std::string& home, const std::string& cwd) {

@@ -78,6 +78,15 @@ struct Settings {
 // Edit()/Read() rule paths resolve against each file's own directory; "~" against home.
 Result<Settings> load_settings(const std::vector<SettingsSource>& sources, const std::string& home);
 
+// Every key the parser knows, as a dotted path ("sandbox.network.allowedDomains") with its JSON
+// type ("boolean", "integer", "number", "string", "array", "object"): the schema
+// (docs/settings.schema.json) and the man page are checked against it.
+struct SettingsKey {
+  std::string path;
+  std::string type;
+};
+std::vector<SettingsKey> settings_keys();
+
 // The settings files wavebox reads when none is named, in the order they merge (later wins):
 // Claude Code's user file, wavebox's, then the project's Claude Code files and wavebox's.
 // Every one of them is write-protected inside the sandbox, existing or not.

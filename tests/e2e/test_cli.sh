@@ -79,4 +79,8 @@ for sub in run wrap decide doctor serve connect; do
   h=$("$WAVEBOX" "$sub" --help 2>&1)
   check "$sub --help shows an example and the exit statuses" bash -c 'grep -q "^Example" <<<"$0" && grep -q "^Exit status" <<<"$0"' "$h"
 done
+printf '{"sandbox":{"enabled":true,"network":{"allowedDomains":["x.test"]},"bogus":1}}' > "$SCRATCH/ex.json"
+wb doctor --settings "$SCRATCH/ex.json"
+check "doctor --settings explains each key from the schema" grep -q "Hosts the proxy lets through" <<<"$OUT"
+check "and names a key it does not know" bash -c 'grep -q "sandbox.bogus" <<<"$0" && grep -q "not a key wavebox knows" <<<"$0"' "$OUT"
 finish
