@@ -100,6 +100,15 @@ nlohmann::json decision_json(const Decision& d, const std::vector<std::string>& 
 
 namespace {
 
+// PATH as the given environment has it ("" when it has none).
+std::string path_of(const std::vector<std::string>& env) {
+  std::string path;
+  for (const auto& kv : env) {
+    if (kv.rfind("PATH=", 0) == 0) path = kv.substr(5);
+  }
+  return path;
+}
+
 // A directory as a standard descriptor reaches past every mount (openat(0, "..", ...)).
 Status check_stdio(const RunRequest& req) {
   for (int i = 0; i < 3; ++i) {
@@ -148,10 +157,7 @@ Result<bool> decide_sandboxed(const RunRequest& req, const Availability& avail, 
 // Where the command is (126/127 before anything starts), on the sandbox's PATH.
 Result<std::string> find_command(const RunRequest& req, const std::vector<std::string>& env) {
   const auto& argv = req.argv;
-  std::string path_env;
-  for (const auto& kv : env) {
-    if (kv.rfind("PATH=", 0) == 0) path_env = kv.substr(5);
-  }
+  const std::string path_env = path_of(env);
   std::string exe = sys::find_in_path(argv[0], path_env);
   if (argv[0].find('/') != std::string::npos) {
     std::string full = argv[0][0] == '/' ? argv[0] : paths::join(req.cwd, argv[0]);
@@ -389,10 +395,7 @@ Outcome finish(const Internal& in, const lnx::RunOutcome& o) {
 // The unsandboxed command as a child (the CLI execs it in place instead).
 Result<pid_t> spawn_unsandboxed(const Internal& in) {
   const RunRequest& req = in.req;
-  std::string path_env;
-  for (const auto& kv : req.env) {
-    if (kv.rfind("PATH=", 0) == 0) path_env = kv.substr(5);
-  }
+  const std::string path_env = path_of(req.env);
   std::string exe = req.argv[0].find('/') != std::string::npos ? req.argv[0] : sys::find_in_path(req.argv[0], path_env);
   if (exe.empty()) return make_error(ErrorKind::kNotFound, fmt::format("{}: command not found", req.argv[0]));
   std::vector<char*> av, ev;
