@@ -245,7 +245,7 @@ void add_observed(Recipe& recipe) {
   for (const char* s :
        {"creat",    "mkdir",  "mkdirat", "rmdir",     "unlink", "unlinkat", "rename", "renameat", "renameat2",
         "link",     "linkat", "symlink", "symlinkat", "chmod",  "fchmodat", "chown",  "lchown",   "fchownat",
-        "truncate", "mknod",  "mknodat", "connect",   "chdir",  "fchdir",   "umask"}) {
+        "truncate", "mknod",  "mknodat", "connect",   "chdir",  "fchdir",   "umask",  "bind"}) {
     add(s, {});
   }
   // utimensat with a NULL path is futimens(2) on a descriptor (tar does it for every file it

@@ -380,6 +380,12 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
       NoCapsScope no_caps;
       return unix_address(pid, a);
     }
+    case SYS_bind: {  // a creation, whatever the socket setting
+      listener_ = listener;
+      id_ = id;
+      NoCapsScope no_caps;
+      return unix_bind(pid, a);
+    }
     case SYS_chmod:
     case SYS_fchmodat:
       return check_chmod(nr == SYS_chmod ? a[1] : a[2]);

@@ -83,6 +83,7 @@ class Supervisor {
   bool bound_in_sandbox(dev_t dev, ino_t ino);
   bool hid_something_ = false;
   Performed unix_address(pid_t pid, const unsigned long long* a);
+  Performed unix_bind(pid_t pid, const unsigned long long* a);
   Performed check_chmod(unsigned long long mode);
   Performed reopen_own_fd(pid_t pid, int n, int flags, const std::string& path, Performed r);
   Performed open_own_proc(pid_t pid, const std::string& norm, int flags, const std::string& path, Performed r);

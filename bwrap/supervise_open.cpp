@@ -274,6 +274,38 @@ bool Supervisor::bound_in_sandbox(dev_t dev, ino_t ino) {
 // addresses are the sandbox's own (its network namespace) and pass unchanged. bind is left to
 // the kernel (the name it makes is a socket, which no tool reads as code or configuration, and
 // getsockname must report the caller's own path).
+// bind() of a Unix socket makes a name like mkdir does: at a protected name (a repository's
+// fsmonitor--daemon.ipc, .wave, a missing hook's path) it is refused. The call itself goes on to
+// the kernel, which must record the caller's own path (getsockname(), multiprocessing's
+// listener address): a thread that rewrites the path between this check and the kernel's read
+// can still leave a socket at a protected name. A socket file is no code and no configuration,
+// and nothing listens on it once the sandbox is gone: what is left is clutter, not a way in.
+Performed Supervisor::unix_bind(pid_t pid, const unsigned long long* a) {
+  Performed r;
+  sys::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  sys::Fd sock(pidfd.valid() ? static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), static_cast<int>(a[0]), 0))
+                             : -1);
+  int domain = -1;
+  socklen_t dlen = sizeof domain;
+  if (!sock.valid() || ::getsockopt(sock.get(), SOL_SOCKET, SO_DOMAIN, &domain, &dlen) != 0 || domain != AF_UNIX) {
+    return r;  // inet, or no socket: the kernel answers
+  }
+  struct sockaddr_un sun {};
+  size_t len = std::min<size_t>(a[2], sizeof sun);
+  size_t got = 0;
+  if (a[1] == 0 || !read_caller_memory(pid, a[1], &sun, len, &got)) return r;
+  if (got <= offsetof(struct sockaddr_un, sun_path) || sun.sun_family != AF_UNIX || sun.sun_path[0] == '\0') {
+    return r;  // abstract, autobind or malformed: no file is made
+  }
+  std::string path(sun.sun_path, strnlen(sun.sun_path, got - offsetof(struct sockaddr_un, sun_path)));
+  Parent p;
+  if (parent_of(pid, AT_FDCWD, path, p) != 0) return r;  // the kernel's own error follows
+  struct stat st;
+  if (::fstatat(p.fd.get(), p.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return r;  // EADDRINUSE
+  refuse_creation(r, paths::join(p.path, p.name), p.fd.get(), false);
+  return r;
+}
+
 Performed Supervisor::unix_address(pid_t pid, const unsigned long long* a) {
   Performed r;
   // What kind of socket this is comes from the socket itself, never from the caller's memory:

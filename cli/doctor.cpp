@@ -67,8 +67,9 @@ nlohmann::json facts(const Options& o, const Environment& env, Probed& p) {
                  {"mode", mode_name(s.sandbox.mode)},
                  {"failIfUnavailable", s.sandbox.fail_if_unavailable},
                  {"proc", s.sandbox.enable_weaker_nested_sandbox ? "host (enableWeakerNestedSandbox)" : "own"}};
-  if (state.ok()) {
-    auto pol = make_fs_policy(s.sandbox, engine::policy_context(run_request(o, env), *state), o.network_only);
+  auto ctx = state.ok() ? engine::policy_context(run_request(o, env), *state) : Result<PolicyContext>(state.error());
+  if (ctx.ok()) {
+    auto pol = make_fs_policy(s.sandbox, *ctx, o.network_only);
     nlohmann::json w = nlohmann::json::array(), dw = nlohmann::json::array(), dr = nlohmann::json::array();
     for (const auto& x : pol.writable) w.push_back(x.path);
     for (const auto& x : pol.deny_write) dw.push_back(x.path);

@@ -104,7 +104,7 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
       if (!ctx.cache_dir.empty()) carve.push_back(ctx.cache_dir);
       p.zones.push_back({path, carve, why_state});
       for (const char* part : {"stubs", "stubpool", "stubpool-aside", "scan", "seccomp", "unreadable", "bwrap-version",
-                               "userns-ok", "caches"}) {
+                               "userns-ok", "caches", "tmp"}) {
         add_guard(p.deny_write, {paths::join(path, part), LeafType::kDir, true, "", why_state});
       }
     } else {

@@ -180,17 +180,22 @@ static std::vector<std::string> launch_environment() {
   return {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
 }
 
-PolicyContext policy_context(const RunRequest& req, const sys::StateDir& state) {
+Result<PolicyContext> policy_context(const RunRequest& req, const sys::StateDir& state) {
   PolicyContext ctx;
   ctx.home = req.home;
   ctx.workspace = req.cwd;
-  ctx.tmpdir = state.tmp;
   ctx.state_dir = state.root;
   ctx.state_base = state.base;
   ctx.state_paths = {state.stubs};
   // Each workspace's caches beside TMPDIR, writable only by its own runs: another project's
   // sandbox cannot leave packages there that this one's installs would then unpack and run.
-  if (auto c = sys::ensure_cache_dir(state, req.cwd); c.ok()) ctx.cache_dir = *c;
+  // TMPDIR too is the workspace's own (in its cache directory): a git directory or a program a
+  // run leaves in TMPDIR is not another project's run to rewrite. Without it, the run is refused
+  // rather than given a TMPDIR shared with every workspace.
+  auto caches = sys::ensure_cache_dir(state, req.cwd);
+  if (!caches.ok()) return caches.error();
+  ctx.cache_dir = caches->dir;
+  ctx.tmpdir = caches->tmp;
   ctx.settings_files = req.settings_files;
   // What later runs execute outside any sandbox: wavebox itself, its shim, the bubblewrap named
   // by sandbox.bwrapPath (a build tree in the workspace, a tool in ~/.local/bin).
@@ -219,12 +224,12 @@ Status plan_linux(Internal& in, const sys::StateDir& state, const sys::BwrapInfo
   run.home = req.home;
   run.launch_env = launch_environment();
   std::copy(std::begin(req.stdio), std::end(req.stdio), run.stdio);
-  const PolicyContext ctx = policy_context(req, state);
+  const PolicyContext ctx = WB_TRY(policy_context(req, state));
   run.policy = make_fs_policy(s.sandbox, ctx, req.network_only);
   for (const auto& w : run.policy.warnings) req.log->warn(w);
   std::vector<std::string> pass = s.sandbox.pass_environment;
   pass.insert(pass.end(), req.pass_env.begin(), req.pass_env.end());
-  run.env = sandbox_env(req.env, state.tmp, ctx.cache_dir, pass, s.sandbox.mode == Mode::kPermissive, *req.log);
+  run.env = sandbox_env(req.env, ctx.tmpdir, ctx.cache_dir, pass, s.sandbox.mode == Mode::kPermissive, *req.log);
   run.exe = WB_TRY(find_command(req, run.env));
   run.command = req.argv;
   run.bwrap = bwrap.path;

@@ -62,7 +62,7 @@ Decision decide_here(const Settings& s, const std::string& command, bool disable
 nlohmann::json decision_json(const Decision& d, const std::vector<std::string>& adds_hosts);
 
 // What the policy is made from, for this request and state dir (doctor prints the policy too).
-PolicyContext policy_context(const RunRequest& req, const sys::StateDir& state);
+Result<PolicyContext> policy_context(const RunRequest& req, const sys::StateDir& state);
 
 struct Outcome {
   int exit_code = 0;  // the command's, 128+N, 124 on timeout

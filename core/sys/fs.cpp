@@ -209,12 +209,15 @@ Result<StateDir> ensure_state_dir() {
   return s;
 }
 
-Result<std::string> ensure_cache_dir(const StateDir& state, const std::string& workspace) {
+Result<WorkspaceDirs> ensure_cache_dir(const StateDir& state, const std::string& workspace) {
   std::string caches = state.base + "/caches";
   WB_TRY(ensure_private_dir(caches));
-  std::string dir = fmt::format("{}/{:016x}", caches, fnv1a(workspace));
-  WB_TRY(ensure_private_dir(dir));
-  return dir;
+  WorkspaceDirs d;
+  d.dir = fmt::format("{}/{:016x}", caches, fnv1a(workspace));
+  d.tmp = d.dir + "/tmp";
+  WB_TRY(ensure_private_dir(d.dir));
+  WB_TRY(ensure_private_dir(d.tmp));
+  return d;
 }
 
 namespace {

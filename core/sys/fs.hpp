@@ -48,8 +48,12 @@ struct StateDir {
   std::string placeholder;
 };
 Result<StateDir> ensure_state_dir();
-// The package caches of one workspace's sandboxed runs: base/caches/HASH, made private.
-Result<std::string> ensure_cache_dir(const StateDir& state, const std::string& workspace);
+// The package caches and the TMPDIR of one workspace's sandboxed runs: base/caches/HASH and
+// base/caches/HASH/tmp, made private (a mode opened up by an earlier run is closed again).
+struct WorkspaceDirs {
+  std::string dir, tmp;
+};
+Result<WorkspaceDirs> ensure_cache_dir(const StateDir& state, const std::string& workspace);
 
 // Raises this process's soft RLIMIT_NOFILE to the hard limit (the proxy holds two sockets per
 // tunnel) and remembers the original, which children get back before exec.

@@ -80,6 +80,10 @@ void guard_gitdir(const std::string& g, HitGuards& out, int depth, const std::st
   out.deny_write.push_back({paths::join(g, "config"), LeafType::kFile, true, "", why});
   out.deny_write.push_back({paths::join(g, "commondir"), LeafType::kFile, true, "", why});
   out.deny_write.push_back({paths::join(g, "config.worktree"), LeafType::kFile, true, "", why});
+  // git's builtin fsmonitor (core.fsmonitor=true) asks whoever listens here which files changed:
+  // a sandboxed listener would tell the host's git status and git add what to see.
+  out.deny_write.push_back(
+      {paths::join(g, "fsmonitor--daemon.ipc"), LeafType::kFile, true, "", "git trusts what answers there"});
   auto single_name = [&](const std::string& f) {
     struct stat st;
     if (::lstat(f.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1) out.linked.push_back(f);

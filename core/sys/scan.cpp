@@ -82,8 +82,13 @@ bool read_dir(int root_fd, const char* rel, std::string& subdirs, std::string& h
       unsigned char type = e->d_type;
       if (type == DT_UNKNOWN) {
         struct stat st;
-        if (::fstatat(fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+        // A file system without d_type, in a directory that can be listed but not searched:
+        // unknown counts as a directory, which the walk then cannot read and so guards whole.
+        if (::fstatat(fd.get(), name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+          type = DT_DIR;
+        } else {
+          type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+        }
       }
       bool dir = type == DT_DIR;
       // HEAD: a repository laid out bare (HEAD, objects/, refs/), which git finds before

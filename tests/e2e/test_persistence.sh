@@ -102,12 +102,20 @@ check "modes: nothing in the workspace is world-writable after the runs (sticky 
 rm -rf "$WS/ww" "$WS/wf"
 # Another workspace's package caches are not this run's to write.
 other="$SCRATCH/other-ws"; mkdir -p "$other"
-(cd "$other" && "$WAVEBOX" run -- sh -c 'mkdir -p "$npm_config_cache" && echo "$npm_config_cache" > "$TMPDIR/other-cache-path"') >/dev/null 2>&1
-other_cache=$(cat "/tmp/wavebox-$(id -u)/tmp/other-cache-path" 2>/dev/null)
+other_cache=$(cd "$other" && "$WAVEBOX" run -- sh -c 'mkdir -p "$npm_config_cache" && echo "$npm_config_cache"' 2>/dev/null)
+other_tmp=$(cd "$other" && "$WAVEBOX" run -- sh -c 'mkdir -p "$TMPDIR/repo.git/hooks" && echo "$TMPDIR"' 2>/dev/null)
 printf '{"sandbox":{"enabled":true,"filesystem":{"allowWrite":["/tmp"]}}}' > "$SCRATCH/tmpw2.json"
-twice --settings "$SCRATCH/tmpw2.json" -- sh -c "mkdir -p '$other_cache/_npx/evil' 2>/dev/null; echo evil > '$other_cache/planted' 2>/dev/null; true"
-check "caches: another workspace's caches were not written (with /tmp writable)" \
+for settings in "" "--settings $SCRATCH/tmpw2.json"; do
+  # shellcheck disable=SC2086
+  twice $settings -- sh -c "mkdir -p '$other_cache/_npx/evil' 2>/dev/null; echo evil > '$other_cache/planted' 2>/dev/null
+    echo evil > '$other_tmp/repo.git/hooks/post-checkout' 2>/dev/null; echo evil > '$other_tmp/planted' 2>/dev/null; true"
+done
+check "caches: another workspace's caches were not written (also with /tmp writable)" \
   bash -c '[ -n "$0" ] && [ ! -e "$0/_npx/evil" ] && [ ! -e "$0/planted" ]' "$other_cache"
+check "TMPDIR: another workspace's TMPDIR was not written (also with /tmp writable)" \
+  bash -c '[ -d "$0/repo.git/hooks" ] && [ ! -e "$0/repo.git/hooks/post-checkout" ] && [ ! -e "$0/planted" ]' "$other_tmp"
+wb run -- sh -c 'echo "$TMPDIR"'; own_tmp=$OUT
+check "TMPDIR: each workspace has its own" bash -c '[ -n "$0" ] && [ -n "$1" ] && [ "$0" != "$1" ]' "$own_tmp" "$other_tmp"
 # A read-only descriptor stays read-only (a host file given as stdin).
 echo "host data" > "$SCRATCH/input.txt"
 wb run -- sh -c 'echo appended >> /dev/stdin; true' < "$SCRATCH/input.txt"
@@ -300,6 +308,23 @@ for i in range(60000):
 rss=$(grep -o 'maxrss=[0-9]*' <<<"$out" | cut -d= -f2)
 check "memory: 60,000 distinct refusals keep wavebox under 64 MiB (${rss} KiB)" [ "${rss:-999999}" -lt 65536 ]
 check "memory: the block says how many more" grep -q '\.\.\. [0-9]* more' <<<"$out"
+
+# --- Sockets bound at protected names: bind() makes a name as mkdir does. git's builtin
+# fsmonitor asks whoever listens at .git/fsmonitor--daemon.ipc which files changed.
+mkdir -p "$WS/sockdir"
+twice -- python3 -c "
+import socket
+for p in ['.git/fsmonitor--daemon.ipc', '.git/hooks/pre-push', '.wave', 'sockdir/.envrc', '.vscode', 'sockdir/ok.sock']:
+    s = socket.socket(socket.AF_UNIX)
+    try: s.bind(p); print('bound', p, s.getsockname())
+    except OSError as e: print('refused', p, e.errno)
+"
+check "sockets: no socket at a repository's fsmonitor address, a hook, .wave, .envrc, .vscode" bash -c '
+  for p in .git/fsmonitor--daemon.ipc .git/hooks/pre-push .wave sockdir/.envrc .vscode; do [ -e "$0/$p" ] && exit 1; done; true' "$WS"
+check "sockets: a socket elsewhere in the workspace is made, with the caller's own name" \
+  bash -c '[ -S "$0/sockdir/ok.sock" ] && grep -q "bound sockdir/ok.sock sockdir/ok.sock" <<<"$1"' "$WS" "$OUT"
+check "sockets: the refused bind is reported" grep -q "deny file-write .*fsmonitor--daemon.ipc" <<<"$OUT"
+rm -rf "$WS/sockdir"
 
 # --- Mount propagation (root: only root can mount on the host): a file system the host mounts
 # during a run does not arrive inside.
