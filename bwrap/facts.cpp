@@ -187,6 +187,7 @@ void probe_policy_paths(const FsPolicy& policy, LinuxFacts& facts) {
   for (const auto& g : policy.deny_write) probe(g.path);
   for (const auto& g : policy.deny_read) probe(g.path);
   for (const auto& a : policy.allow_read) probe(a);
+  for (const auto& v : policy.visible) probe(v);
 }
 
 }  // namespace wb::lnx

@@ -14,6 +14,8 @@ namespace {
 
 int kind_order(MountKind k) {
   switch (k) {
+    case MountKind::kVisible:
+      return -1;
     case MountKind::kRwBind:
       return 0;
     case MountKind::kPin:
@@ -93,6 +95,7 @@ class Planner {
   Status stubs();
   void want_stub(const GuardedPath& g, const std::string& first, bool leaf);
   void mounts();
+  void strict_root(std::vector<MountOp>& ops) const;
   void pin_ancestors(const std::string& p, std::set<std::string>& pins) const;
 
   const FsPolicy& policy_;
@@ -249,6 +252,39 @@ void Planner::pin_ancestors(const std::string& p, std::set<std::string>& pins) c
   }
 }
 
+// Mode strict: the root is empty. What exists inside is the system trees, allowRead and the
+// backend's own (the command, the shim), read-only, and the writable roots; a guard or a mask
+// elsewhere guards nothing that is there, and would only make its path appear.
+void Planner::strict_root(std::vector<MountOp>& ops) const {
+  std::vector<std::pair<std::string, std::string>> vis;  // path inside, its real source
+  auto add = [&](const std::string& path) {
+    const PathFact* f = find_fact(facts_, path);
+    if (!f || f->kind == PathKind::kMissing || f->real.empty()) return;
+    std::string at = f->is_symlink && paths::parent(path) == "/" ? path : f->real;
+    vis.emplace_back(at, f->real);
+  };
+  for (const auto& v : policy_.visible) add(v);
+  for (const auto& a : policy_.allow_read) add(a);
+  std::sort(vis.begin(), vis.end());
+  std::vector<std::string> shown = rw_;
+  std::vector<MountOp> out;
+  for (const auto& [at, real] : vis) {
+    if (within_any(at, shown)) continue;  // a writable root or another tree shows it already
+    shown.push_back(at);
+    MountOp op{MountKind::kVisible, at};
+    op.source = real;
+    out.push_back(op);
+  }
+  for (auto& op : ops) {
+    if (!within_any(op.path, shown)) continue;
+    // An allowRead carve-out of a mask that is not there: the tree is shown read-only already.
+    bool shown_as_is = std::any_of(vis.begin(), vis.end(), [&](const auto& v) { return v.first == op.path; });
+    if (op.kind == MountKind::kCarve && !op.writable && shown_as_is) continue;
+    out.push_back(op);
+  }
+  ops = std::move(out);
+}
+
 void Planner::mounts() {
   auto writable = [&](const std::string& p) { return within_any(p, rw_) && !within_any(p, ro_); };
   std::vector<MountOp> ops;
@@ -273,6 +309,7 @@ void Planner::mounts() {
     if (rules_.deepest(c, true) == 1) ops.push_back({MountKind::kCarve, c, writable(c)});
   }
   for (const auto& p : pins) ops.push_back({MountKind::kPin, p});
+  if (policy_.strict) strict_root(ops);
 
   std::sort(ops.begin(), ops.end(), [](const MountOp& a, const MountOp& b) {
     int da = paths::depth(a.path), db = paths::depth(b.path);
@@ -294,6 +331,7 @@ void Planner::mounts() {
 
 Result<Plan> Planner::run() {
   plan_.host_proc = policy_.host_proc;
+  plan_.strict = policy_.strict && policy_.enabled;
   if (!policy_.enabled) {
     plan_.filesystem_open = true;
     return plan_;
@@ -309,6 +347,12 @@ Result<Plan> Planner::run() {
 
 }  // namespace
 
+const std::vector<std::string>& strict_system_paths() {
+  static const std::vector<std::string> paths = {"/usr",   "/bin",    "/sbin", "/lib", "/lib32",
+                                                 "/lib64", "/libx32", "/etc",  "/opt"};
+  return paths;
+}
+
 Result<Plan> plan_mounts(const FsPolicy& policy, const LinuxFacts& facts) {
   return Planner(policy, facts).run();
 }
@@ -320,6 +364,9 @@ bool write_allowed(const Plan& plan, const std::string& path) {
   for (const auto& op : plan.mounts) {
     if (!paths::is_within(path, op.path)) continue;
     switch (op.kind) {
+      case MountKind::kVisible:
+        allowed = false;
+        break;
       case MountKind::kRwBind:
       case MountKind::kPin:
         allowed = true;
@@ -347,6 +394,8 @@ bool read_masked(const Plan& plan, const std::string& path) {
 }
 
 bool shim_can_place(const Plan& plan) {
+  // An empty root is bwrap's to build (the shim binds over the host's tree as it is).
+  if (plan.strict) return false;
   return std::none_of(plan.mounts.begin(), plan.mounts.end(), [](const MountOp& op) {
     return paths::is_within(op.path, "/dev") || paths::is_within(op.path, "/proc");
   });
@@ -365,6 +414,9 @@ std::string render_shim_mounts(const Plan& plan, const LinuxFacts& facts, const 
   record(WB_MOUNT_PROC, plan.host_proc ? WB_PROC_HOST : WB_PROC_NEW, "/proc");
   for (const auto& op : plan.mounts) {
     switch (op.kind) {
+      case MountKind::kVisible:  // never: a strict plan is bwrap's (shim_can_place)
+        record(WB_MOUNT_RO, op.source, op.path);
+        break;
       case MountKind::kRwBind:
       case MountKind::kPin:
         record(WB_MOUNT_RW, op.path, op.path);
@@ -424,7 +476,8 @@ std::vector<std::string> render_args(const Plan& plan, const LinuxFacts& facts, 
   // never does for that directory; yet a sysctl file there lets uid 0 write when uid 0 is the
   // host's root (a root caller): without this bind, such a command could change the host's
   // kernel settings.
-  a.insert(a.end(), {plan.filesystem_open ? "--bind" : "--ro-bind", "/", "/", "--dev", "/dev"});
+  if (!plan.strict) a.insert(a.end(), {plan.filesystem_open ? "--bind" : "--ro-bind", "/", "/"});
+  a.insert(a.end(), {"--dev", "/dev"});
   if (plan.host_proc) {
     a.insert(a.end(), {"--ro-bind", "/proc", "/proc"});
   } else {
@@ -434,6 +487,9 @@ std::vector<std::string> render_args(const Plan& plan, const LinuxFacts& facts, 
   std::vector<std::string> remount;
   for (const auto& op : plan.mounts) {
     switch (op.kind) {
+      case MountKind::kVisible:
+        a.insert(a.end(), {"--ro-bind", op.source, op.path});
+        break;
       case MountKind::kRwBind:
       case MountKind::kPin:
         a.insert(a.end(), {"--bind", op.path, op.path});
@@ -454,6 +510,8 @@ std::vector<std::string> render_args(const Plan& plan, const LinuxFacts& facts, 
     }
   }
   for (const auto& r : remount) a.insert(a.end(), {"--remount-ro", r});
+  // The empty root bwrap made, and the directories it made in it for the mounts: read-only.
+  if (plan.strict) a.insert(a.end(), {"--remount-ro", "/"});
   if (run.seccomp_fd >= 0 && run.shim_mounts == ShimMounts::kNone)
     a.insert(a.end(), {"--seccomp", std::to_string(run.seccomp_fd)});
   // wavebox-shim is pid 1 and reaps: it arms its parent-death signal before anything runs,

@@ -35,7 +35,7 @@ struct LinuxFacts {
   std::set<std::string> stubs;            // paths that are this run's stubs (empty, ours)
 };
 
-enum class MountKind { kRwBind, kPin, kCarve, kRoBind, kMaskDir, kMaskFile };
+enum class MountKind { kVisible, kRwBind, kPin, kCarve, kRoBind, kMaskDir, kMaskFile };
 
 // One mount in the sandbox, as bubblewrap's SetupOp list: the order is the semantics.
 struct MountOp {
@@ -43,6 +43,7 @@ struct MountOp {
   std::string path;
   bool writable = false;   // for kCarve: re-bound writable
   bool has_inner = false;  // for kMaskDir: something is re-bound below it
+  std::string source;      // for kVisible: what is bound read-only at path (a link's target)
 };
 
 // A path that does not exist yet but must be guarded: the executor creates an empty stub for the
@@ -63,6 +64,7 @@ struct CreateGuard {
 struct Plan {
   bool filesystem_open = false;  // filesystem rules off (--network-only): "/" is bound writable
   bool host_proc = false;        // the host's /proc, read-only, not a new one (FsPolicy::host_proc)
+  bool strict = false;           // mode strict: an empty root holding only the kVisible trees
   std::vector<MountOp> mounts;
   std::vector<StubRequest> stubs;  // non-empty: create these, re-probe, plan again (denyRead only)
   std::vector<CreateGuard> create_guards;
@@ -86,6 +88,10 @@ struct RunSpec {
   // the seccomp filter (the shim does, after the mounts).
   ShimMounts shim_mounts = ShimMounts::kNone;
 };
+
+// Mode strict on Linux (seed 004): the system trees a command needs to run, read-only. The rest
+// of the host is absent, except the writable roots and allowRead.
+const std::vector<std::string>& strict_system_paths();
 
 // Whether wavebox-shim can place every mount of the plan (ShimMounts::kAll): not when one lies
 // in /dev or /proc, which the shim builds or mounts after its sources are taken.

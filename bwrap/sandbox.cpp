@@ -406,7 +406,7 @@ static std::string console_device(int out) {
 // through a link is caught once planned (run_sandboxed starts again).
 static bool plan_stays_out_of_dev_and_proc(const FsPolicy& policy, const std::string& cwd) {
   auto out = [](const std::string& p) { return !paths::is_within(p, "/dev") && !paths::is_within(p, "/proc"); };
-  return out(cwd) &&
+  return !policy.strict && out(cwd) &&
          std::all_of(policy.writable.begin(), policy.writable.end(), [&](const auto& w) { return out(w.path); }) &&
          std::all_of(policy.deny_write.begin(), policy.deny_write.end(), [&](const auto& g) { return out(g.path); }) &&
          std::all_of(policy.deny_read.begin(), policy.deny_read.end(), [&](const auto& g) { return out(g.path); }) &&

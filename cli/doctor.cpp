@@ -1,9 +1,11 @@
 // `wavebox doctor`: what this machine offers the sandbox, and the effective policy.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "bwrap/plan.hpp"
 #include "bwrap/sandbox.hpp"
 #include "bwrap/seccomp_rules.hpp"
 #include "cli/options.hpp"
@@ -76,6 +78,17 @@ nlohmann::json facts(const Options& o, const Environment& env, Probed& p) {
     for (const auto& x : pol.deny_read) dr.push_back(x.path);
     j["policy"]["filesystem"] = {
         {"enabled", pol.enabled}, {"writable", w}, {"denyWrite", dw}, {"denyRead", dr}, {"allowRead", pol.allow_read}};
+    if (pol.strict) {
+      // Mode strict: all that exists inside (the command found on PATH and wavebox-shim are
+      // added per run).
+      nlohmann::json v = nlohmann::json::array();
+      for (const auto& x : lnx::strict_system_paths()) {
+        if (::access(x.c_str(), F_OK) == 0) v.push_back(x);
+      }
+      for (const auto& x : pol.allow_read) v.push_back(x);
+      j["policy"]["filesystem"]["visible"] = v;
+      j["mountsPlacedBy"] = "bwrap (mode strict: an empty root)";
+    }
     j["policy"]["network"] = {{"allowedDomains", s.sandbox.network.allowed_domains},
                               {"deniedDomains", s.sandbox.network.denied_domains}};
   }
@@ -119,6 +132,12 @@ void print_facts(const nlohmann::json& j, const Environment& env, const Probed& 
   if (j["policy"].contains("filesystem")) {
     std::printf("  writable:\n");
     for (const auto& x : j["policy"]["filesystem"]["writable"]) std::printf("    %s\n", x.get<std::string>().c_str());
+    if (j["policy"]["filesystem"].contains("visible")) {
+      std::printf(
+          "  visible (mode strict: only these, read-only, the writable paths above, the command and\n"
+          "  wavebox-shim exist inside; the rest of the host, home included, is not there):\n");
+      for (const auto& x : j["policy"]["filesystem"]["visible"]) std::printf("    %s\n", x.get<std::string>().c_str());
+    }
     std::printf("  unreadable:\n");
     for (const auto& x : j["policy"]["filesystem"]["denyRead"]) std::printf("    %s\n", x.get<std::string>().c_str());
     std::printf("  network: only through wavebox's proxy; allowed:%s\n",

@@ -63,6 +63,12 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
         "only where something else (a container) isolates those");
   }
   if (!p.enabled) return p;
+  p.strict = s.mode == Mode::kStrict;
+  if (s.mode == Mode::kPermissive) {
+    p.warnings.push_back(
+        "mode \"permissive\" is for troubleshooting only: credential files in home are readable and "
+        "credential variables (tokens, keys, agent sockets) reach the command");
+  }
 
   p.writable.push_back({ctx.workspace, false});
   p.writable.push_back({ctx.tmpdir, false});

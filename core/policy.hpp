@@ -60,6 +60,11 @@ struct FsPolicy {
   };
   std::vector<Zone> zones;
   std::vector<std::string> warnings;
+  // Mode strict (seed 004): only the platform's system trees, the writable roots, allowRead and
+  // what the backend adds to `visible` (the command, wavebox's shim) exist inside; the rest of
+  // the host (home above all) is not there at all. Otherwise the whole tree is readable.
+  bool strict = false;
+  std::vector<std::string> visible;
 };
 
 FsPolicy make_fs_policy(const SandboxSettings& settings, const PolicyContext& ctx, bool network_only);

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "bwrap/plan.hpp"
 #include "bwrap/sandbox.hpp"
 #include "core/paths.hpp"
 #include "core/policy.hpp"
@@ -231,6 +232,13 @@ Status plan_linux(Internal& in, const sys::StateDir& state, const sys::BwrapInfo
   pass.insert(pass.end(), req.pass_env.begin(), req.pass_env.end());
   run.env = sandbox_env(req.env, ctx.tmpdir, ctx.cache_dir, pass, s.sandbox.mode == Mode::kPermissive, *req.log);
   run.exe = WB_TRY(find_command(req, run.env));
+  if (run.policy.strict) {
+    // Mode strict: the system trees, the command itself (wherever it was found) and the shim
+    // bwrap starts inside; the planner adds the writable roots and allowRead.
+    run.policy.visible = lnx::strict_system_paths();
+    run.policy.visible.push_back(run.exe);
+    if (std::string shim = lnx::shim_path(); !shim.empty()) run.policy.visible.push_back(shim);
+  }
   run.command = req.argv;
   run.bwrap = bwrap.path;
   std::copy(std::begin(bwrap.version), std::end(bwrap.version), run.bwrap_version);

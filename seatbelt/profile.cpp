@@ -7,15 +7,52 @@
 
 namespace wb::seatbelt {
 
-Profile render_profile(const FsPolicy& policy) {
+const std::vector<std::string>& strict_system_paths() {
+  static const std::vector<std::string> paths = {"/usr",
+                                                 "/bin",
+                                                 "/sbin",
+                                                 "/System",
+                                                 "/Library",
+                                                 "/opt",
+                                                 "/private/etc",
+                                                 "/dev",
+                                                 "/private/var/select",
+                                                 "/private/var/db/timezone"};
+  return paths;
+}
+
+Profile render_profile(const FsPolicy& policy, const std::string& command) {
   Profile p;
   std::string& t = p.text;
   t += "(version 1)\n(deny default)\n";
-  t += "(allow process-exec process-fork signal (target same-sandbox))\n";
+  if (policy.strict) {
+    // Mode strict (seed 004): the command itself is the only program that may be executed.
+    p.params.emplace_back("COMMAND", command);
+    t += "(allow process-fork signal (target same-sandbox))\n";
+    t += "(allow process-exec (literal (param \"COMMAND\")))\n";
+  } else {
+    t += "(allow process-exec process-fork signal (target same-sandbox))\n";
+  }
   t += "(allow sysctl-read mach-lookup ipc-posix-shm iokit-open pseudo-tty)\n";
   t += "(allow file-ioctl (literal \"/dev/null\") (literal \"/dev/tty\"))\n";
-  t += "(allow file-read*)\n";
   int i = 0;
+  if (policy.strict) {
+    // Names resolve (metadata) everywhere; contents only in the system trees, the writable
+    // roots, allowRead and what the backend adds.
+    t += "(allow file-read-metadata)\n";
+    std::vector<std::string> trees = strict_system_paths();
+    for (const auto& w : policy.writable) trees.push_back(w.path);
+    trees.insert(trees.end(), policy.allow_read.begin(), policy.allow_read.end());
+    trees.insert(trees.end(), policy.visible.begin(), policy.visible.end());
+    for (const auto& v : trees) {
+      std::string key = fmt::format("VISIBLE_{}", i++);
+      p.params.emplace_back(key, v);
+      t += fmt::format("(allow file-read* (subpath (param \"{}\")))\n", key);
+    }
+  } else {
+    t += "(allow file-read*)\n";
+  }
+  i = 0;
   for (const auto& g : policy.deny_read) {
     std::string key = fmt::format("DENY_READ_{}", i++);
     p.params.emplace_back(key, g.path);

@@ -372,3 +372,40 @@ TEST_CASE("plan: enableWeakerNestedSandbox leaves the host's /proc, read-only, w
   CHECK(host.find("--proc ") == std::string::npos);
   CHECK(host.find("--ro-bind /proc /proc ") != std::string::npos);
 }
+
+TEST_CASE("plan: mode strict builds an empty root holding only the system trees, the writable roots and allowRead") {
+  FsPolicy pol = base_policy();
+  pol.strict = true;
+  pol.visible = strict_system_paths();
+  pol.visible.push_back("/home/u/.local/bin/tool");  // the command, found in home
+  LinuxFacts f = base_facts();
+  for (auto p : {"/usr", "/etc", "/opt"}) fact(f, p, PathKind::kDir);
+  fact(f, "/bin", PathKind::kDir, true, "/usr/bin");
+  fact(f, "/lib", PathKind::kDir, true, "/usr/lib");
+  fact(f, "/lib64", PathKind::kDir, true, "/usr/lib64");
+  fact(f, "/home/u/.local/bin/tool", PathKind::kFile);
+  fill_missing(pol, f);
+  for (auto p : {"/sbin", "/lib32", "/libx32"}) fact(f, p, PathKind::kMissing);
+  auto plan = plan_mounts(pol, f);
+  REQUIRE(plan.ok());
+  CHECK(plan->strict);
+  CHECK_FALSE(shim_can_place(*plan));
+  std::string args = render(*plan, f);
+  // No bind of the host's root; home's guards and masks (not there) are not placed either.
+  CHECK(args.find("--ro-bind\n/\n/\n") == std::string::npos);
+  CHECK(args.find("/home/u/.bashrc") == std::string::npos);
+  CHECK(args.find("/home/u/.netrc") == std::string::npos);
+  check_golden("plan_strict", args);
+}
+
+TEST_CASE("seatbelt profile: mode strict reads only the system trees and the policy's, and runs only the command") {
+  FsPolicy pol;
+  pol.strict = true;
+  pol.writable = {{"/Users/u/proj", false}};
+  pol.allow_read = {"/Users/u/data"};
+  auto p = seatbelt::render_profile(pol, "/Users/u/.local/bin/tool");
+  CHECK(p.text.find("(allow file-read*)\n") == std::string::npos);
+  CHECK(p.text.find("/Users") == std::string::npos);
+  CHECK(p.text.find("(allow process-exec (literal (param \"COMMAND\")))") != std::string::npos);
+  check_golden("seatbelt_profile_strict", p.text);
+}
