@@ -455,7 +455,9 @@ void Supervision::on_status() {
 }
 
 void Supervision::on_signals() {
+  bool stop_requested = false;
   for (int sig : req_.signals->take()) {
+    if (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) stop_requested = true;
     if (sig == SIGKILL) {
       // The whole sandbox: pid 1 of its namespace, or the keeper before bwrap is known.
       cancelled_ = true;
@@ -465,6 +467,14 @@ void Supervision::on_signals() {
     }
   }
   flush_signals();
+  if (stop_requested && req_.signals->whole_process()) {
+    // Job control: the command has no terminal of its own, so the Ctrl-Z (SIGTSTP) that stopped
+    // nobody but wavebox's process group is passed on, and wavebox stops with it: the shell gets
+    // its prompt back, and the SIGCONT of `fg` or `bg` resumes wavebox and reaches the command
+    // in turn. Were wavebox to stop alone, the command would hang at its next supervised call.
+    log_.info("stopped (SIGTSTP): the command and wavebox");
+    ::kill(::getpid(), SIGSTOP);
+  }
 }
 
 // A signal that came while the sandbox was starting (Ctrl-C at once, a harness's early SIGTERM)

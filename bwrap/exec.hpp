@@ -78,6 +78,8 @@ class SignalQueue {
   void push(int sig);
   std::vector<int> take();
   int fd() const { return signalfd_ >= 0 ? signalfd_ : efd_.get(); }
+  // The process's own signals (a one-command process): a stop of the command stops it too.
+  bool whole_process() const { return signalfd_ >= 0; }
 
  private:
   std::mutex mu_;

@@ -83,7 +83,9 @@ struct ForwardedSignals {
   sys::Fd fd;
   ForwardedSignals() {
     sigemptyset(&set);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH}) sigaddset(&set, sig);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGTSTP, SIGCONT}) {
+      sigaddset(&set, sig);
+    }
     ::pthread_sigmask(SIG_BLOCK, &set, &old);
     fd = sys::Fd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
   }

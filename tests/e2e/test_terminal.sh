@@ -19,4 +19,35 @@ screen=$(T capture-pane -t wb -p)
 check "typed input reaches the sandboxed command" grep -q "hello bob" <<<"$screen"
 check "stdin is still a terminal inside" grep -q "hello bob tty" <<<"$screen"
 check "Ctrl-C reaches the command (exit 130)" grep -q "EXIT=130" <<<"$screen"
+T kill-session -t wb 2>/dev/null
+
+# Job control: Ctrl-Z stops the command and wavebox together (the shell gets its prompt back),
+# fg resumes both. The command prints to the terminal, which needs no supervised call: were it
+# not stopped, it would go on printing behind the prompt.
+state_of() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
+last_tick() { T capture-pane -t jc -p -S -200 | grep -o 'tick[0-9][0-9]*' | tail -1 | tr -dc 0-9; }
+T new-session -d -s jc -x 120 -y 20 "cd '$WS' && exec bash --norc --noprofile -i"
+T send-keys -t jc "'$WAVEBOX' run -- sh -c 'i=0; while [ \$i -lt 600 ]; do echo tick\$i; i=\$((i+1)); sleep 0.05; done'" Enter
+for i in $(seq 1 100); do [ -n "$(last_tick)" ] && break; sleep 0.1; done
+T send-keys -t jc C-z
+for i in $(seq 1 50); do T capture-pane -t jc -p | grep -q "Stopped" && break; sleep 0.1; done
+check "job control: Ctrl-Z gives the shell its prompt back (wavebox stopped)" bash -c 'grep -q Stopped <<<"$0"' "$(T capture-pane -t jc -p)"
+wbpid=$(pgrep -f "wavebox run -- sh -c i=0" | head -1)
+cmdpid=""
+for p in $(pgrep -x sh); do [ "$(ps -o comm= -p "$(ps -o ppid= -p "$p" | tr -d ' ')" 2>/dev/null)" = wavebox-shim ] && cmdpid=$p; done
+sleep 0.3
+a=$(last_tick); sleep 1; b=$(last_tick)
+check "job control: wavebox is stopped" [ "$(state_of "$wbpid")" = T ]
+check "job control: the command is stopped" bash -c '[ -n "$0" ] && [ "$(awk "{print \$3}" /proc/$0/stat)" = T ]' "$cmdpid"
+check "job control: nothing printed while stopped ($a, $b)" bash -c '[ -n "$0" ] && [ "$0" = "$1" ]' "$a" "$b"
+T send-keys -t jc "fg" Enter
+sleep 1.5
+c=$(last_tick)
+check "job control: fg resumes the command ($b -> $c)" bash -c '[ -n "$0" ] && [ "$0" -gt "$1" ]' "$c" "$b"
+check "job control: and wavebox (not stopped)" bash -c '[ "$(awk "{print \$3}" /proc/$0/stat)" != T ]' "$wbpid"
+T send-keys -t jc C-c
+for i in $(seq 1 50); do [ -d "/proc/$wbpid" ] || break; sleep 0.1; done
+check "job control: Ctrl-C after fg still ends it" [ ! -d "/proc/$wbpid" ]
+check "job control: and the command" bash -c '[ -n "$0" ] && [ ! -d "/proc/$0" ]' "$cmdpid"
+T kill-session -t jc 2>/dev/null
 finish
