@@ -96,6 +96,7 @@ class Planner {
   void want_stub(const GuardedPath& g, const std::string& first, bool leaf);
   void mounts();
   void strict_root(std::vector<MountOp>& ops) const;
+  Status strict_links() const;
   void pin_ancestors(const std::string& p, std::set<std::string>& pins) const;
 
   const FsPolicy& policy_;
@@ -256,33 +257,73 @@ void Planner::pin_ancestors(const std::string& p, std::set<std::string>& pins) c
 // backend's own (the command, the shim), read-only, and the writable roots; a guard or a mask
 // elsewhere guards nothing that is there, and would only make its path appear.
 void Planner::strict_root(std::vector<MountOp>& ops) const {
-  std::vector<std::pair<std::string, std::string>> vis;  // path inside, its real source
+  struct Shown {
+    std::string at, real;
+    bool link;
+  };
+  std::vector<Shown> vis;
   auto add = [&](const std::string& path) {
     const PathFact* f = find_fact(facts_, path);
     if (!f || f->kind == PathKind::kMissing || f->real.empty()) return;
-    std::string at = f->is_symlink && paths::parent(path) == "/" ? path : f->real;
-    vis.emplace_back(at, f->real);
+    // A top-level link of the system (/lib -> usr/lib) stays a link: a mask below its target
+    // then covers both names.
+    bool top_link = f->is_symlink && paths::parent(path) == "/";
+    vis.push_back({top_link ? path : f->real, f->real, top_link});
+    if (top_link) vis.push_back({f->real, f->real, false});
   };
   for (const auto& v : policy_.visible) add(v);
   for (const auto& a : policy_.allow_read) add(a);
-  std::sort(vis.begin(), vis.end());
+  std::sort(vis.begin(), vis.end(), [](const Shown& a, const Shown& b) { return a.at < b.at; });
   std::vector<std::string> shown = rw_;
   std::vector<MountOp> out;
-  for (const auto& [at, real] : vis) {
-    if (within_any(at, shown)) continue;  // a writable root or another tree shows it already
-    shown.push_back(at);
-    MountOp op{MountKind::kVisible, at};
-    op.source = real;
+  for (const auto& v : vis) {
+    if (!v.link && within_any(v.at, shown)) continue;  // a writable root or another tree shows it already
+    if (std::find(shown.begin(), shown.end(), v.at) != shown.end()) continue;
+    shown.push_back(v.at);
+    MountOp op{MountKind::kVisible, v.at};
+    op.source = v.real;
+    op.link = v.link;
     out.push_back(op);
   }
   for (auto& op : ops) {
     if (!within_any(op.path, shown)) continue;
     // An allowRead carve-out of a mask that is not there: the tree is shown read-only already.
-    bool shown_as_is = std::any_of(vis.begin(), vis.end(), [&](const auto& v) { return v.first == op.path; });
+    bool shown_as_is = std::any_of(vis.begin(), vis.end(), [&](const Shown& v) { return v.at == op.path; });
     if (op.kind == MountKind::kCarve && !op.writable && shown_as_is) continue;
     out.push_back(op);
   }
   ops = std::move(out);
+}
+
+// Mode strict shows what allowRead and the backend name as they resolve: a link inside a
+// writable tree (which an earlier run could have planted: vendor/sdk -> ~) would show its target
+// instead, so it refuses the run. Besides the system trees, the backend names files only (the
+// command, the shim): a directory found as the command is a link's doing too.
+Status Planner::strict_links() const {
+  const auto& system = strict_system_paths();
+  auto check = [&](const std::string& path, bool file_only) -> Status {
+    const PathFact* f = find_fact(facts_, path);
+    if (!f || f->kind == PathKind::kMissing) return ok_status();
+    if (f->real != path && within_any(paths::parent(path), rw_)) {
+      return make_error(ErrorKind::kSandboxFailed,
+                        fmt::format("\"{}\" (shown in mode strict) leads through a symbolic link inside a writable "
+                                    "directory (to \"{}\"), which a sandboxed command could have planted; name the "
+                                    "real path in the settings instead",
+                                    path, f->real));
+    }
+    if (file_only && f->kind == PathKind::kDir) {
+      return make_error(
+          ErrorKind::kSandboxFailed,
+          fmt::format("\"{}\" is a directory, not a program: mode strict shows the command's file only", path));
+    }
+    return ok_status();
+  };
+  for (const auto& v : policy_.visible) {
+    bool is_system = std::find(system.begin(), system.end(), v) != system.end();
+    WB_TRY(check(v, !is_system));
+  }
+  for (const auto& a : policy_.allow_read) WB_TRY(check(a, false));
+  return ok_status();
 }
 
 void Planner::mounts() {
@@ -341,6 +382,7 @@ Result<Plan> Planner::run() {
   WB_TRY(read_rules());
   WB_TRY(stubs());
   if (!plan_.stubs.empty()) return plan_;
+  if (plan_.strict) WB_TRY(strict_links());
   mounts();
   return plan_;
 }
@@ -488,7 +530,11 @@ std::vector<std::string> render_args(const Plan& plan, const LinuxFacts& facts, 
   for (const auto& op : plan.mounts) {
     switch (op.kind) {
       case MountKind::kVisible:
-        a.insert(a.end(), {"--ro-bind", op.source, op.path});
+        if (op.link) {
+          a.insert(a.end(), {"--symlink", op.source, op.path});
+        } else {
+          a.insert(a.end(), {"--ro-bind", op.source, op.path});
+        }
         break;
       case MountKind::kRwBind:
       case MountKind::kPin:

@@ -43,7 +43,8 @@ struct MountOp {
   std::string path;
   bool writable = false;   // for kCarve: re-bound writable
   bool has_inner = false;  // for kMaskDir: something is re-bound below it
-  std::string source;      // for kVisible: what is bound read-only at path (a link's target)
+  std::string source;      // for kVisible: what is bound read-only at path, or the link's target
+  bool link = false;       // for kVisible: path is a symbolic link to source (/lib -> /usr/lib)
 };
 
 // A path that does not exist yet but must be guarded: the executor creates an empty stub for the

@@ -274,36 +274,69 @@ bool Supervisor::bound_in_sandbox(dev_t dev, ino_t ino) {
 // addresses are the sandbox's own (its network namespace) and pass unchanged. bind is left to
 // the kernel (the name it makes is a socket, which no tool reads as code or configuration, and
 // getsockname must report the caller's own path).
-// bind() of a Unix socket makes a name like mkdir does: at a protected name (a repository's
-// fsmonitor--daemon.ipc, .wave, a missing hook's path) it is refused. The call itself goes on to
-// the kernel, which must record the caller's own path (getsockname(), multiprocessing's
-// listener address): a thread that rewrites the path between this check and the kernel's read
-// can still leave a socket at a protected name. A socket file is no code and no configuration,
-// and nothing listens on it once the sandbox is gone: what is left is clutter, not a way in.
+// bind() makes a name like mkdir does when the socket is a Unix one: at a protected name (a
+// repository's fsmonitor--daemon.ipc or commondir, .wave, a missing hook's path) it is refused.
+// The kind of socket comes from the socket itself (taken once with pidfd_getfd) and the address
+// is read once. Every other family's bind is performed here, on that very socket, with that
+// copy: continued, the kernel would look the descriptor up again (another thread may have put a
+// Unix socket there meanwhile) and read the address again. A Unix bind goes on to the kernel,
+// which must record the caller's own path (getsockname(), multiprocessing's listener address):
+// a thread that rewrites the path between this check and the kernel's read can still leave a
+// socket file at a protected name (it runs nothing, and nothing listens once the sandbox is
+// gone, but git refuses a repository whose commondir is one). What cannot be resolved here is
+// refused, never passed on.
 Performed Supervisor::unix_bind(pid_t pid, const unsigned long long* a) {
   Performed r;
+  r.handled = true;
   sys::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
   sys::Fd sock(pidfd.valid() ? static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), static_cast<int>(a[0]), 0))
                              : -1);
+  if (!sock.valid()) {
+    r.error = errno == EBADF ? EBADF : EACCES;
+    return r;
+  }
   int domain = -1;
   socklen_t dlen = sizeof domain;
-  if (!sock.valid() || ::getsockopt(sock.get(), SOL_SOCKET, SO_DOMAIN, &domain, &dlen) != 0 || domain != AF_UNIX) {
-    return r;  // inet, or no socket: the kernel answers
+  if (::getsockopt(sock.get(), SOL_SOCKET, SO_DOMAIN, &domain, &dlen) != 0) {
+    r.error = ENOTSOCK;
+    return r;
   }
-  struct sockaddr_un sun {};
-  size_t len = std::min<size_t>(a[2], sizeof sun);
+  struct sockaddr_storage ss {};
+  size_t len = std::min<size_t>(a[2], sizeof ss);
   size_t got = 0;
-  if (a[1] == 0 || !read_caller_memory(pid, a[1], &sun, len, &got)) return r;
-  if (got <= offsetof(struct sockaddr_un, sun_path) || sun.sun_family != AF_UNIX || sun.sun_path[0] == '\0') {
-    return r;  // abstract, autobind or malformed: no file is made
+  if (a[1] == 0 || !read_caller_memory(pid, a[1], &ss, len, &got) || got < len) {
+    r.error = EFAULT;
+    return r;
   }
-  std::string path(sun.sun_path, strnlen(sun.sun_path, got - offsetof(struct sockaddr_un, sun_path)));
+  if (domain != AF_UNIX) {
+    // The socket lives in the sandbox's network namespace: bound there, whoever binds it.
+    if (::bind(sock.get(), reinterpret_cast<sockaddr*>(&ss), static_cast<socklen_t>(got)) < 0) r.error = errno;
+    return r;
+  }
+  auto* sun = reinterpret_cast<struct sockaddr_un*>(&ss);
+  if (got <= offsetof(struct sockaddr_un, sun_path) || sun->sun_path[0] == '\0') {
+    // Abstract or autobind: no file is made; the name is the sandbox's network namespace's.
+    if (::bind(sock.get(), reinterpret_cast<sockaddr*>(&ss), static_cast<socklen_t>(got)) < 0) r.error = errno;
+    return r;
+  }
+  if (sun->sun_family != AF_UNIX) {
+    r.error = EINVAL;
+    return r;
+  }
+  std::string path(sun->sun_path, strnlen(sun->sun_path, std::min(got - offsetof(struct sockaddr_un, sun_path),
+                                                                  sizeof sun->sun_path)));
   Parent p;
-  if (parent_of(pid, AT_FDCWD, path, p) != 0) return r;  // the kernel's own error follows
+  if (int err = parent_of(pid, AT_FDCWD, path, p)) {
+    r.error = err;
+    return r;
+  }
   struct stat st;
-  if (::fstatat(p.fd.get(), p.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return r;  // EADDRINUSE
-  refuse_creation(r, paths::join(p.path, p.name), p.fd.get(), false);
-  return r;
+  if (::fstatat(p.fd.get(), p.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    r.error = EADDRINUSE;
+    return r;
+  }
+  if (refuse_creation(r, paths::join(p.path, p.name), p.fd.get(), false)) return r;
+  return Performed{};  // a Unix name, checked: the kernel binds it with the caller's path
 }
 
 Performed Supervisor::unix_address(pid_t pid, const unsigned long long* a) {

@@ -58,6 +58,20 @@ check "strict: .git/config unchanged" cmp -s "$WS/.git/config" "$SCRATCH/config.
 check "strict: no .vscode or .envrc made" bash -c '[ ! -e "$0/.vscode" ] && [ ! -e "$0/.envrc" ]' "$WS"
 check "strict: the refusals are reported" grep -q "deny file-write $WS/.git/hooks/pre-commit" <<<"$OUT"
 
+# --- strict: an allowRead reached through a link a run planted in the workspace refuses the run
+# (it would show the link's target: home); a denyRead below /usr holds under /lib and /bin too.
+wb run -- sh -c 'mkdir -p vendor && ln -s "$HOME" vendor/sdk'
+printf '{"sandbox":{"enabled":true,"mode":"strict","filesystem":{"allowRead":["%s"]}}}' "$WS/vendor/sdk" > "$SCRATCH/planted.json"
+wb run --settings "$SCRATCH/planted.json" -- cat "$WS/vendor/sdk/notes.txt"
+check "strict: an allowRead through a planted link is refused (125), home not shown" \
+  bash -c '[ "$0" -eq 125 ] && ! grep -q "home secret" <<<"$1"' "$RC" "$OUT"
+rm -rf "$WS/vendor"
+if [ -L /lib ] && [ -e /usr/lib/os-release ]; then
+  printf '{"sandbox":{"enabled":true,"mode":"strict","filesystem":{"denyRead":["/usr/lib/os-release"]}}}' > "$SCRATCH/usrmask.json"
+  wb run --settings "$SCRATCH/usrmask.json" -- sh -c 'cat /lib/os-release; cat /usr/lib/os-release; true'
+  check "strict: a denyRead below /usr is not readable through the /lib link" bash -c '! grep -q "^NAME=" <<<"$0"' "$OUT"
+fi
+
 # --- strict: doctor prints what is visible.
 wb doctor --settings "$SCRATCH/strict.json"
 check "strict: doctor lists the visible trees" bash -c 'grep -q "visible (mode strict" <<<"$0" && grep -qx "    /usr" <<<"$0" && grep -qx "    /etc" <<<"$0"' "$OUT"

@@ -313,14 +313,17 @@ check "memory: the block says how many more" grep -q '\.\.\. [0-9]* more' <<<"$o
 # fsmonitor asks whoever listens at .git/fsmonitor--daemon.ipc which files changed.
 mkdir -p "$WS/sockdir"
 twice -- python3 -c "
-import socket
-for p in ['.git/fsmonitor--daemon.ipc', '.git/hooks/pre-push', '.wave', 'sockdir/.envrc', '.vscode', 'sockdir/ok.sock']:
+import socket, os
+for p in ['.git/fsmonitor--daemon.ipc', '.git/hooks/pre-push', '.wave', 'sockdir/.envrc', '.vscode', 'sockdir/ok.sock',
+          '/proc/self/cwd/.git/commondir', '/proc/thread-self/cwd/.envrc', '/proc/self/root$WS/.wave',
+          '/dev/fd/%d/.git/fsmonitor--daemon.ipc' % os.open('.', os.O_RDONLY)]:
     s = socket.socket(socket.AF_UNIX)
     try: s.bind(p); print('bound', p, s.getsockname())
     except OSError as e: print('refused', p, e.errno)
 "
-check "sockets: no socket at a repository's fsmonitor address, a hook, .wave, .envrc, .vscode" bash -c '
-  for p in .git/fsmonitor--daemon.ipc .git/hooks/pre-push .wave sockdir/.envrc .vscode; do [ -e "$0/$p" ] && exit 1; done; true' "$WS"
+check "sockets: no socket at a repository's fsmonitor address or commondir, a hook, .wave, .envrc, .vscode (also named through /proc and /dev/fd links)" bash -c '
+  for p in .git/fsmonitor--daemon.ipc .git/commondir .git/hooks/pre-push .wave .envrc sockdir/.envrc .vscode; do [ -e "$0/$p" ] && exit 1; done; true' "$WS"
+check "sockets: host git still works in the repository" git -C "$WS" status --porcelain
 check "sockets: a socket elsewhere in the workspace is made, with the caller's own name" \
   bash -c '[ -S "$0/sockdir/ok.sock" ] && grep -q "bound sockdir/ok.sock sockdir/ok.sock" <<<"$1"' "$WS" "$OUT"
 check "sockets: the refused bind is reported" grep -q "deny file-write .*fsmonitor--daemon.ipc" <<<"$OUT"
