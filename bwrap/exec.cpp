@@ -303,6 +303,7 @@ class Supervision {
       : L_(L), req_(req), log_(*req.log), child_(L.child), pid_(L.child.pid), observe_(req.observer != nullptr) {
     err_eof_ = !L.err_rd.valid();
     proxy_started_ = !req.on_listeners || req.network_off;
+    late_pending_ = req.late_fd >= 0;
   }
   void set_bwrap(pid_t bwrap_pid) { bwrap_pid_ = bwrap_pid; }
   void loop();
@@ -333,6 +334,15 @@ class Supervision {
   int wait_status_ = 0, end_status_ = 0;
   bool exited_ = false, timed_out_ = false, status_eof_ = false, err_eof_ = false;
   bool observer_lost_ = false, ended_ = false, observer_hup_ = false, proxy_started_ = false;
+  bool late_pending_ = false;  // the plan's check is not done: no notification is answered
+  bool late_started_ = false;  // a notification came, so the check runs
+  double command_at_ = 0;      // when the command was about to start (the listener came)
+  static constexpr double kLateStartAfter = 0.003;
+  void start_late_check(const char* why) {
+    late_started_ = true;
+    log_.timing(std::string("the plan's check starts: ") + why);
+    if (req_.late_start) req_.late_start();
+  }
   bool emptied_ = false;              // the shim said the sandbox is empty, and the command's status
   bool cancelled_ = false;            // ended by the caller (SIGKILL through req.signals)
   unsigned wakeups_ = 0;              // a handful per run (a spin shows in -v)
@@ -403,6 +413,16 @@ int Supervision::next_timeout() {
   if (!exited_ && !L_.keeper_pidfd.valid() && (timeout_ms < 0 || timeout_ms > 50)) timeout_ms = 50;
   // A signal waiting for the command: looked at again soon.
   if (!pending_signals_.empty() && !exited_ && (timeout_ms < 0 || timeout_ms > 5)) timeout_ms = 5;
+  // The plan's check starts once the command has run a few milliseconds without writing (it
+  // then costs a short command nothing, and is done before a longer one needs it).
+  if (late_pending_ && !late_started_ && command_at_ > 0 && !exited_) {
+    double left_ms = (command_at_ + kLateStartAfter - now_s()) * 1000;
+    if (left_ms <= 0) {
+      start_late_check("the command has run a while");
+    } else if (timeout_ms < 0 || timeout_ms > left_ms + 1) {
+      timeout_ms = static_cast<int>(left_ms) + 1;
+    }
+  }
   return timeout_ms;
 }
 
@@ -425,6 +445,7 @@ void Supervision::on_shim_socket() {
   if (!observer().ready()) {
     if (observer().receive_listener()) {
       log_.timing("observer listener received");
+      command_at_ = now_s();
     } else {
       observer_lost_ = true;
     }
@@ -517,22 +538,40 @@ void Supervision::loop() {
   while (!exited_ || !status_eof_ || !err_eof_ || (observe_ && observer().socket_fd() >= 0)) {
     int timeout_ms = next_timeout();
     if (timeout_ms == -2) break;
-    const bool observer_idle = observe_ && observer().ready() && !observer().running() && !observer_hup_;
-    struct pollfd p[8] = {
+    const bool observer_idle =
+        observe_ && observer().ready() && !observer().running() && !observer_hup_ && !late_pending_;
+    // A plan from the scan cache: the first notification starts its check, and waits for it.
+    const bool waits_for_check = late_pending_ && !late_started_ && observe_ && observer().ready() && !observer_hup_;
+    struct pollfd p[9] = {
         {exited_ ? -1 : L_.keeper_pidfd.get(), POLLIN, 0},
         {status_eof_ ? -1 : L_.status_rd.get(), POLLIN, 0},
         {err_eof_ ? -1 : L_.err_rd.get(), POLLIN, 0},
         {observe_ && observer().socket_fd() >= 0 ? observer().socket_fd() : -1, POLLIN, 0},
         {proxy_started_ ? -1 : child_.http_listener.get(), POLLIN, 0},
         {proxy_started_ ? -1 : child_.socks_listener.get(), POLLIN, 0},
-        {observer_idle ? observer().listener_fd() : -1, POLLIN, 0},
+        {observer_idle || waits_for_check ? observer().listener_fd() : -1, POLLIN, 0},
         {req_.signals ? req_.signals->fd() : -1, POLLIN, 0},
+        {late_pending_ ? req_.late_fd : -1, POLLIN, 0},
     };
-    int n = ::poll(p, 8, timeout_ms);
+    int n = ::poll(p, 9, timeout_ms);
     if (n < 0 && errno != EINTR) break;
     ++wakeups_;
     if (!proxy_started_ && (p[4].revents || p[5].revents)) start_proxy();
-    if (p[6].revents) on_observer_listener(p[6].revents);
+    if (p[8].revents) {
+      // The plan's check is done: what it found goes to the observer before it answers anything.
+      late_pending_ = false;
+      if (observe_ && req_.late_ready) req_.late_ready(observer());
+      log_.timing("the scan that checks the plan is done");
+    }
+    if (p[6].revents && late_pending_) {
+      if (p[6].revents & POLLIN) {
+        start_late_check("a first notification");
+      } else {
+        observer_hup_ = true;  // every task under the filter has ended: nothing will come
+      }
+    } else if (p[6].revents) {
+      on_observer_listener(p[6].revents);
+    }
     if (p[3].revents) on_shim_socket();
     if (p[2].revents) relay_err();
     if (p[1].revents) on_status();

@@ -104,7 +104,14 @@ struct ExecRequest {
   // The command's standard descriptors (-1: closed for it); stderr is relayed to stdio[2].
   int stdio[3] = {0, 1, 2};
   SignalQueue* signals = nullptr;  // what to forward to the command while it runs
-  bool* timed_out = nullptr;       // set when the timeout ended the sandbox
+  // A plan made from the scan cache (bwrap/late_scan.hpp): no notification is handled before
+  // late_fd is readable; then late_ready gives the observer what the check found.
+  int late_fd = -1;
+  std::function<void(Observer&)> late_ready;
+  // Called at the command's first notification: a command that writes nothing (ls, cat, git
+  // log) needs no check at all, and one that writes waits for it there, at its first call.
+  std::function<void()> late_start;
+  bool* timed_out = nullptr;  // set when the timeout ended the sandbox
   const Logger* log = nullptr;
   std::string limits = "0:0:0";  // CPU seconds : processes : memory MB for the command (0 = none)
   // Receives the listener of the shim's seccomp program (bwrap/shim/shim.c).

@@ -39,6 +39,10 @@ class Observer {
   void set_logger(const Logger* log) { log_ = log; }
   void set_unix_sockets_open(bool v) { supervisor_.set_unix_sockets_open(v); }
   void set_unix_diag(sys::Fd fd) { supervisor_.set_unix_diag(std::move(fd)); }
+  // Before the first notification is handled (bwrap/late_scan.hpp).
+  void add_late_read_only(const std::vector<std::string>& paths, const std::string& why) {
+    supervisor_.add_late_read_only(paths, why);
+  }
   int socket_fd() const { return ours_.get(); }        // poll: the listener, then the end, arrive here
   int listener_fd() const { return listener_.get(); }  // poll: notifications arrive here
   bool ready() const { return listener_.valid(); }

@@ -18,6 +18,7 @@
 
 #include "bwrap/exec.hpp"
 #include "bwrap/facts.hpp"
+#include "bwrap/late_scan.hpp"
 #include "bwrap/netns.hpp"
 #include "bwrap/observer.hpp"
 #include "bwrap/plan.hpp"
@@ -49,6 +50,9 @@ struct Prepared {
   std::vector<std::string> unreadable;      // directories the scan could not read before the run
   std::vector<std::string> git_dirs;
   std::vector<std::string> scan_roots;
+  // The plan was made from the scan cache; this checks it while the command starts.
+  std::shared_ptr<LateScan> late;
+  std::set<std::string> scan_guards;  // the paths the scan's findings guard in the plan
 };
 
 std::vector<std::string> effective_scan_roots(const FsPolicy& policy) {
@@ -83,17 +87,48 @@ Result<std::vector<sys::ScanHit>> scan_all(const Logger& log, const std::vector<
   return hits;
 }
 
+// A large tree's known hits, from its cache alone (every root's), or nullopt: then it is scanned
+// before the plan, as a small one always is.
+std::optional<std::vector<sys::ScanHit>> cached_hits(const Logger& log, const std::vector<std::string>& roots,
+                                                     const std::string& cache) {
+  std::vector<sys::ScanHit> hits;
+  size_t dirs = 0;
+  const double t0 = now_ms();
+  for (const auto& r : roots) {
+    auto res = sys::scan_cached(r, cache, 1);
+    if (!res) return std::nullopt;
+    dirs += res->dirs_total;
+    hits.insert(hits.end(), res->hits.begin(), res->hits.end());
+  }
+  if (dirs < LateScan::kMinDirs) return std::nullopt;
+  log.info(
+      fmt::format("planned from the scan cache ({} directories, read in {:.2f} ms); checked while the command "
+                  "starts",
+                  dirs, now_ms() - t0));
+  return hits;
+}
+
 // The scan's findings become guards: repositories, protected names, directories it could not
-// read (read-only), hard links and depths it cannot handle (refused).
-Status guard_what_the_scan_found(LinuxRun& run, Prepared& p) {
+// read (read-only), hard links and depths it cannot handle (refused). late: a large tree may be
+// planned from its cache and checked while the command starts (p.late).
+Status guard_what_the_scan_found(LinuxRun& run, Prepared& p, bool late) {
   p.scan_roots = effective_scan_roots(run.policy);
   std::vector<std::string> unreadable, too_deep;
-  auto hits = WB_TRY(scan_all(*run.log, p.scan_roots, run.state.scan, &unreadable, &too_deep));
   std::string ws_real = sys::real_path_or_empty(run.cwd);
+  std::vector<sys::ScanHit> hits;
+  if (auto cached = late ? cached_hits(*run.log, p.scan_roots, run.state.scan) : std::nullopt) {
+    hits = std::move(*cached);
+    p.late = std::make_shared<LateScan>(p.scan_roots, run.state.scan, ws_real.empty() ? run.cwd : ws_real, run.home);
+  } else {
+    hits = WB_TRY(scan_all(*run.log, p.scan_roots, run.state.scan, &unreadable, &too_deep));
+  }
   auto guards = sys::guards_for_hits(hits, ws_real.empty() ? run.cwd : ws_real, run.home);
+  for (const auto& g : guards.deny_write) p.scan_guards.insert(g.path);
   for (auto& g : guards.deny_write) run.policy.deny_write.push_back(std::move(g));
   for (auto& g : sys::guards_for_user_git_config(run.home)) run.policy.deny_write.push_back(std::move(g));
   for (auto& w : guards.writable) run.policy.writable.push_back({w, false});
+  for (const auto& z : guards.zones) p.scan_guards.insert("zone:" + z.dir);
+  for (const auto& r : guards.repo_dirs) p.scan_guards.insert("repo:" + r);
   for (auto& z : guards.zones) run.policy.zones.push_back(std::move(z));
   if (!guards.linked.empty()) {
     return make_error(ErrorKind::kSandboxFailed,
@@ -137,7 +172,7 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
     return p;
   }
   for (const auto& note : expand_globs(run.policy)) run.log->warn(note);
-  WB_TRY(guard_what_the_scan_found(run, p));
+  WB_TRY(guard_what_the_scan_found(run, p, stubs != nullptr));
   p.facts.bwrap_path = run.bwrap;
   std::copy(std::begin(run.bwrap_version), std::end(run.bwrap_version), p.facts.bwrap_version);
   p.facts.placeholder_file = run.state.placeholder;
@@ -497,6 +532,86 @@ Result<std::string> write_plan(const LinuxRun& run, const Prepared& p, Launch& l
   return options;
 }
 
+// What the check of a cached plan found that the plan lacks, given to the supervisor before it
+// answers anything: guarded paths that exist are read-only (by path, as their mounts would
+// have made them), missing ones may not be created, new zones and repositories count as at plan
+// time. What the plan would have refused (a guarded file with other names, a tree too deep),
+// and a check that failed, make the whole workspace read-only for the run: never a guard less.
+void apply_late(const LinuxRun& run, Prepared& p, Observer& obs) {
+  const LateScan::Found* f = p.late->found();
+  const Logger& log = *run.log;
+  const std::string why = "protected (found while the command started)";
+  std::vector<std::string> ro;
+  auto lock_all = [&](const std::string& reason) {
+    log.warn(fmt::format("{}: the workspace is read-only for this run; run the command again", reason));
+    ro.insert(ro.end(), p.scan_roots.begin(), p.scan_roots.end());
+  };
+  if (!f || !f->ok) {
+    lock_all(fmt::format("the workspace could not be checked for new repositories ({})", f ? f->error : "no result"));
+    obs.add_late_read_only(ro, why);
+    return;
+  }
+  const auto& g = f->guards;
+  if (!g.linked.empty()) {
+    lock_all(fmt::format("the protected file \"{}\" has other names (hard links); remove them", g.linked[0]));
+  }
+  if (!f->too_deep.empty()) {
+    lock_all(fmt::format("\"{}\" lies deeper than the longest path the kernel takes", f->too_deep[0]));
+  }
+  size_t added = 0;
+  for (const auto& d : g.deny_write) {
+    if (p.scan_guards.count(d.path)) continue;
+    ++added;
+    struct stat st;
+    if (::lstat(d.path.c_str(), &st) == 0) {
+      ro.push_back(d.path);
+      std::string real = sys::real_path_or_empty(d.path);
+      if (!real.empty() && real != d.path) ro.push_back(real);
+    } else {
+      p.guard.add_path(d.path, d.why.empty() ? why : d.why);
+    }
+  }
+  for (const auto& z : g.zones) {
+    if (p.scan_guards.count("zone:" + z.dir)) continue;
+    ++added;
+    p.guard.add_zone(z.dir, z.carve, z.why);
+  }
+  for (const auto& r : g.repo_dirs) {
+    if (p.scan_guards.count("repo:" + r)) continue;
+    ++added;
+    p.guard.add_repository(r);
+  }
+  std::set<std::string> had(p.unreadable.begin(), p.unreadable.end());
+  for (const auto& u : f->unreadable) {
+    struct stat st;
+    if (had.count(u) || (::lstat(u.c_str(), &st) == 0 && st.st_uid != ::geteuid())) continue;
+    run.log->warn(
+        fmt::format("cannot read \"{}\" to look for protected files in it, so it is read-only in the "
+                    "sandbox; make it readable (chmod u+rx) to have it writable again",
+                    log::quote(u)));
+    ro.push_back(u);
+    ++added;
+  }
+  log.info(
+      fmt::format("checked the plan against the tree ({} directories, {:.1f} ms): {} guards found after it, "
+                  "enforced by the supervisor",
+                  f->dirs, f->ms, added));
+  obs.add_late_read_only(ro, why);
+}
+
+// The lists the warnings after the run compare with: the tree as the check saw it.
+void adopt_late_findings(Prepared& p) {
+  const LateScan::Found* f = p.late ? p.late->found() : nullptr;
+  if (!f || !f->ok) return;
+  p.git_dirs = f->guards.git_dirs;
+  p.repo_dirs = f->guards.repo_dirs;
+  p.unreadable = f->unreadable;
+  p.protected_hits.clear();
+  for (const auto& h : f->hits) {
+    if (is_protected_name(h.name)) p.protected_hits.push_back(paths::join(h.dir, h.name));
+  }
+}
+
 }  // namespace
 
 Result<RunOutcome> run_sandboxed(LinuxRun run) {
@@ -557,6 +672,11 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   WB_TRY(begin_launch(*launch, req, early_options));
   stubs.sweep();
   p = WB_TRY(prepare(run, &stubs));
+  if (p.late) {
+    req.late_fd = p.late->done_fd();
+    req.late_ready = [&run, &p](Observer& o) { apply_late(run, p, o); };
+    req.late_start = [&p] { p.late->start(); };
+  }
   double t1 = now_ms();
   std::vector<std::string> missing = missing_unstubbed(run.policy, p.facts);
   for (const auto& w : p.plan.warnings) log.warn(w);
@@ -582,6 +702,15 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   if (run.stop_network) run.stop_network();
   double t2 = now_ms();
   stubs.release_all();
+  if (p.late) {
+    // A check still at the known directories when the command ended gives up (it answered
+    // nothing, so nothing depends on it; the next run checks again).
+    const double f0 = now_ms();
+    p.late->finish(true);
+    log.info(
+        fmt::format("the plan's check {} ({:.2f} ms waited)", p.late->found() ? "was done" : "gave up", now_ms() - f0));
+    adopt_late_findings(p);
+  }
   warn_new_repositories(log, p, run.state.scan, run.home, outcome.observed_writes ? &observer : nullptr);
   warn_appeared(log, missing);
   log.info(

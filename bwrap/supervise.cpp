@@ -282,6 +282,7 @@ int Supervisor::parent_of(pid_t pid, long long dirfd, const std::string& path, P
 }
 
 std::string Supervisor::refusal(const std::string& path, int parent, bool tree) {
+  if (const Late* l = late_guard(path, tree)) return l->why;
   if (!writable_(path)) return {};  // the mounts refuse it anyway, and say so with EROFS
   const bool in_new = is_new_dir(parent);
   std::string why = refuses_(path, in_new, tree);
@@ -344,6 +345,44 @@ long long dirfd_arg(unsigned long long v) {
 
 }  // namespace
 
+void Supervisor::add_late_read_only(const std::vector<std::string>& paths, const std::string& why) {
+  for (const auto& p : paths) late_ro_.push_back({p, why});
+}
+
+const Supervisor::Late* Supervisor::late_guard(const std::string& path, bool ancestors) const {
+  for (const auto& l : late_ro_) {
+    if (paths::is_within(path, l.path) || (ancestors && paths::is_within(l.path, path))) return &l;
+  }
+  return nullptr;
+}
+
+// A call the kernel carries out (unlink, rmdir, truncate, chown, utimensat, chmod), when late
+// guards exist: its target looked up on the sandbox's tree and refused inside one (EROFS, as
+// the mount would answer; removing a directory that holds one, EBUSY). The kernel reads the
+// path again after this: a thread racing it could still remove, truncate or chmod a late-guarded
+// file (nothing it could create: every creation is performed here), for this run only.
+Performed Supervisor::late_target(pid_t pid, int nr, const unsigned long long* a) {
+  long long dirfd = AT_FDCWD;
+  unsigned long long addr = a[0];
+  if (nr == SYS_unlinkat || nr == SYS_fchownat || nr == SYS_fchmodat || nr == SYS_utimensat) {
+    dirfd = dirfd_arg(a[0]);
+    addr = a[1];
+  }
+  std::string path;
+  if (int err = read_string(pid, addr, path)) return failed(err);
+  Parent p;
+  if (int err = parent_of(pid, dirfd, path, p)) return failed(err);
+  Performed r;
+  r.path = paths::join(p.path, p.name);
+  const bool removes_dir = nr == SYS_rmdir || (nr == SYS_unlinkat && (a[2] & AT_REMOVEDIR));
+  if (const Late* l = late_guard(r.path, removes_dir)) {
+    r = failed(r, paths::is_within(r.path, l->path) ? EROFS : EBUSY);
+    r.refused = l->why;
+    return r;
+  }
+  return {};
+}
+
 bool Supervisor::refuse_creation(Performed& r, const std::string& path, int parent, bool tree) {
   std::string why = refusal(path, parent, tree);
   if (!why.empty()) {
@@ -387,8 +426,25 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
       return unix_bind(pid, a);
     }
     case SYS_chmod:
-    case SYS_fchmodat:
-      return check_chmod(nr == SYS_chmod ? a[1] : a[2]);
+    case SYS_fchmodat: {
+      Performed r = check_chmod(nr == SYS_chmod ? a[1] : a[2]);
+      if (r.handled || late_ro_.empty()) return r;
+      NoCapsScope no_caps;
+      return late_target(pid, nr, a);
+    }
+    case SYS_unlink:
+    case SYS_unlinkat:
+    case SYS_rmdir:
+    case SYS_truncate:
+    case SYS_chown:
+    case SYS_lchown:
+    case SYS_fchownat:
+    case SYS_utimensat: {
+      // Carried out by the kernel, which the mounts restrain; a late guard has no mount.
+      if (late_ro_.empty()) return {};
+      NoCapsScope no_caps;
+      return late_target(pid, nr, a);
+    }
     case SYS_open:
     case SYS_openat:
     case SYS_creat:
@@ -537,6 +593,12 @@ Performed Supervisor::perform_link(pid_t pid, int nr, const unsigned long long* 
     if (int err = parent_of(pid, olddir, p1, op)) return failed(r, err);
     // Another name for a repository's config or hooks would stay writable once they are guarded
     // (a repository made in this run is guarded from the next run on).
+    if (const Late* l = late_guard(paths::join(op.path, op.name), false)) {
+      r = failed(r, EXDEV);  // another name for it would be writable: as across mounts
+      r.refused = l->why;
+      r.path = paths::join(op.path, op.name);
+      return r;
+    }
     if (std::string why = link_source_refusal(paths::join(op.path, op.name)); !why.empty()) {
       r = failed(r, EPERM);
       r.refused = why;
@@ -569,6 +631,13 @@ Performed Supervisor::perform_rename(pid_t pid, int nr, const unsigned long long
   Performed r;
   r.path = paths::join(np.path, np.name);
   if (refuse_creation(r, r.path, np.fd.get(), true)) return r;
+  if (const Late* l = late_guard(paths::join(op.path, op.name), true)) {
+    std::string from = paths::join(op.path, op.name);
+    r = failed(r, paths::is_within(from, l->path) ? EROFS : EBUSY);
+    r.refused = l->why;
+    r.path = from;
+    return r;
+  }
   if (moving_) {
     std::string from = paths::join(op.path, op.name);
     if (std::string why = writable_(from) ? moving_(from) : std::string(); !why.empty()) {

@@ -62,6 +62,9 @@ class Supervisor {
   void set_unix_diag(sys::Fd fd) { unix_diag_ = std::move(fd); }
   // The sandbox keeps the host's /proc (enableWeakerNestedSandbox).
   void set_host_proc(bool v) { host_proc_ = v; }
+  // Paths found to guard after the plan was made (bwrap/late_scan.hpp): read-only as a mount
+  // would make them, enforced here by path. Given before the first call is answered.
+  void add_late_read_only(const std::vector<std::string>& paths, const std::string& why);
 
  private:
   struct Parent {
@@ -85,6 +88,13 @@ class Supervisor {
   Performed unix_address(pid_t pid, const unsigned long long* a);
   Performed unix_bind(pid_t pid, const unsigned long long* a);
   Performed check_chmod(unsigned long long mode);
+  struct Late {
+    std::string path, why;
+  };
+  std::vector<Late> late_ro_;
+  // The late guard a path lies in (or, with ancestors, one that lies below it), or nullptr.
+  const Late* late_guard(const std::string& path, bool ancestors) const;
+  Performed late_target(pid_t pid, int nr, const unsigned long long* a);
   Performed reopen_own_fd(pid_t pid, int n, int flags, const std::string& path, Performed r);
   Performed open_own_proc(pid_t pid, const std::string& norm, int flags, const std::string& path, Performed r);
   bool create_fresh(pid_t pid, const Parent& p, int flags, mode_t mode, Performed& r);

@@ -187,6 +187,12 @@ Performed Supervisor::open_for_write(pid_t pid, long long dirfd, const std::stri
       continue;  // appeared meanwhile: look again
     }
     if (flags & O_EXCL) return with_error(r, EEXIST);
+    if (!S_ISLNK(st.st_mode) && !late_ro_.empty()) {
+      if (const Late* l = late_guard(r.path, false)) {
+        r.refused = l->why;
+        return with_error(r, EROFS);
+      }
+    }
     if (S_ISLNK(st.st_mode)) {
       if (flags & O_NOFOLLOW) return with_error(r, ELOOP);
       std::string target = read_link_at(p.fd.get(), p.name.c_str());

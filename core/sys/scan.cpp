@@ -14,6 +14,7 @@
 #include <climits>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -141,14 +142,22 @@ struct Todo {
 // directories that changed, walk the ones not known before, collect the hits, save.
 class TreeScan {
  public:
-  TreeScan(const std::string& root, const std::string& cache_dir)
-      : root_(root), cache_file_(fmt::format("{}/{:016x}", cache_dir, fnv1a(root))) {}
+  TreeScan(const std::string& root, const std::string& cache_dir, const std::atomic<bool>* cancel = nullptr,
+           bool one_thread = false)
+      : one_thread_(one_thread),
+        root_(root),
+        cache_file_(fmt::format("{}/{:016x}", cache_dir, fnv1a(root))),
+        hits_file_(cache_file_ + ".hits"),
+        cancel_(cancel) {}
   ~TreeScan() {
     if (cache_ != MAP_FAILED) ::munmap(cache_, cache_len_);
   }
   Result<ScanResult> run();
+  std::optional<ScanResult> cached(size_t min_dirs);
 
  private:
+  std::string summary() const;
+  const bool one_thread_;
   void load_cache();
   void stat_known();
   void check_known();
@@ -161,6 +170,11 @@ class TreeScan {
 
   const std::string& root_;
   const std::string cache_file_;
+  // What the cache holds that a plan needs (the number of directories and the hits), small
+  // enough to read before a plan of a large tree (scan_cached); written with the cache.
+  const std::string hits_file_;
+  const std::atomic<bool>* cancel_;
+  bool cancelled_ = false;
   ScanResult result_;
   struct timespec now_ {};
   Fd root_fd_;
@@ -200,10 +214,18 @@ void TreeScan::load_cache() {
 // A repeat scan is one fstatat per known directory, over a few threads for a large tree.
 void TreeScan::stat_known() {
   seen_.resize(old_.size());
+  std::atomic<bool> gave_up{false};
   auto stat_range = [&](size_t from, size_t to) {
-    for (size_t i = from; i < to; ++i) seen_[i] = look(root_fd_.get(), old_[i].rel.data());
+    for (size_t i = from; i < to; ++i) {
+      if (cancel_ && (i & 255) == 0 && cancel_->load(std::memory_order_relaxed)) {
+        gave_up = true;
+        return;
+      }
+      seen_[i] = look(root_fd_.get(), old_[i].rel.data());
+    }
   };
-  const size_t threads = old_.size() > 2000 ? std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 4) : 1;
+  const size_t threads =
+      old_.size() > 2000 && !one_thread_ ? std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 4) : 1;
   std::vector<std::thread> helpers;
   for (size_t t = 1; t < threads; ++t) {
     const size_t from = old_.size() * t / threads, to = old_.size() * (t + 1) / threads;
@@ -215,6 +237,7 @@ void TreeScan::stat_known() {
   }
   stat_range(0, old_.size() / threads);
   for (auto& h : helpers) h.join();
+  cancelled_ = gave_up;
 }
 
 // A known directory that cannot be read: what it holds is unseen, so it is guarded (or the run
@@ -349,7 +372,7 @@ void TreeScan::walk_new() {
   std::function<void(bool)> work = [&](bool first) {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
-      if (first && !spawned_ && walk_.size() >= 32) {
+      if (first && !spawned_ && !one_thread_ && walk_.size() >= 32) {
         spawned_ = true;
         const size_t n = std::clamp<size_t>(std::thread::hardware_concurrency(), 2, 4) - 1;
         try {
@@ -390,14 +413,16 @@ Result<ScanResult> TreeScan::run() {
   load_cache();
   ::clock_gettime(CLOCK_MONOTONIC, &t1);
   stat_known();
+  if (cancelled_) return make_error(ErrorKind::kSystem, "scan of " + root_ + " cancelled");
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
   check_known();
   walk_new();
   collect_hits();
   ::clock_gettime(CLOCK_MONOTONIC, &t2);
-  if (changed_) {
+  if (changed_ || ::access(hits_file_.c_str(), F_OK) != 0) {
     // A cache we cannot write only costs time on the next run.
-    (void)write_file_atomic(cache_file_, serialize_scan_cache(root_, fresh_));
+    if (changed_) (void)write_file_atomic(cache_file_, serialize_scan_cache(root_, fresh_));
+    (void)write_file_atomic(hits_file_, summary());
   }
   ::clock_gettime(CLOCK_MONOTONIC, &t3);
   auto ms = [](const timespec& a, const timespec& b) {
@@ -408,11 +433,59 @@ Result<ScanResult> TreeScan::run() {
   return std::move(result_);
 }
 
+// "wbhits1" NUL root NUL count NUL, then kind NUL dir NUL name NUL per hit (names may hold any
+// byte but NUL).
+std::string TreeScan::summary() const {
+  std::string out = "wbhits1";
+  out += '\0';
+  out += root_;
+  out += '\0';
+  out += std::to_string(result_.dirs_total);
+  out += '\0';
+  for (const auto& h : result_.hits) {
+    for (const std::string& f : {std::string(h.is_dir ? "D" : "F"), h.dir, h.name}) {
+      out += f;
+      out += '\0';
+    }
+  }
+  return out;
+}
+
+std::optional<ScanResult> TreeScan::cached(size_t min_dirs) {
+  Fd fd(::open(hits_file_.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  struct stat st;
+  if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (64 << 20)) {
+    return std::nullopt;
+  }
+  std::string data(static_cast<size_t>(st.st_size), '\0');
+  if (::read(fd.get(), data.data(), data.size()) != static_cast<ssize_t>(data.size())) return std::nullopt;
+  std::vector<std::string_view> f;
+  for_each_name(std::string_view(data), [&](std::string_view v) { f.push_back(v); });
+  if (f.size() < 3 || f[0] != "wbhits1" || f[1] != root_ || (f.size() - 3) % 3 != 0) return std::nullopt;
+  char* end = nullptr;
+  std::string count(f[2]);
+  unsigned long long n = std::strtoull(count.c_str(), &end, 10);
+  if (count.empty() || *end || n < min_dirs) return std::nullopt;
+  result_.dirs_total = static_cast<size_t>(n);
+  for (size_t i = 3; i + 2 < f.size(); i += 3) {
+    if (f[i] != "D" && f[i] != "F") return std::nullopt;
+    result_.hits.push_back({std::string(f[i + 1]), std::string(f[i + 2]), f[i] == "D"});
+  }
+  result_.timing = "from the cache";
+  return std::move(result_);
+}
+
 }  // namespace
 
-Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_dir) {
-  TreeScan scan(root, cache_dir);
+Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_dir, const std::atomic<bool>* cancel,
+                             bool one_thread) {
+  TreeScan scan(root, cache_dir, cancel, one_thread);
   return scan.run();
+}
+
+std::optional<ScanResult> scan_cached(const std::string& root, const std::string& cache_dir, size_t min_dirs) {
+  TreeScan scan(root, cache_dir);
+  return scan.cached(min_dirs);
 }
 
 }  // namespace wb::sys

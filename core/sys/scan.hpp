@@ -1,6 +1,8 @@
 #pragma once
 // The workspace scan for protected names at any depth (nested .git, .vscode, ...), with a cache
 // of directory mtimes so a repeat run re-reads only directories that changed.
+#include <atomic>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,15 @@ struct ScanResult {
 // Directories changed within this window before a scan are read again next time whatever the
 // cache says (2 s; tests set 0 instead of waiting).
 void set_scan_racy_window_ns(long long ns);
-Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_dir);
+// cancel: once set, a scan still checking the known directories gives up (an error) and saves
+// nothing; one past that finishes.
+// one_thread: no helper threads (a check beside a starting sandbox must not take its CPUs).
+Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_dir,
+                             const std::atomic<bool>* cancel = nullptr, bool one_thread = false);
+// What the cache says the tree holds, without looking at the tree: nullopt when there is no
+// cache for root, or one of fewer than min_dirs directories (which a scan checks in no time).
+// A plan made from it must be checked by scan_tree before anything the command writes counts
+// (bwrap/late_scan.hpp). Directories the cache cannot vouch for are not in it.
+std::optional<ScanResult> scan_cached(const std::string& root, const std::string& cache_dir, size_t min_dirs);
 
 }  // namespace wb::sys
