@@ -371,6 +371,8 @@ void wire_network(Internal& in, std::unique_ptr<netproxy::Proxy>& proxy) {
     cfg.on_refusal = std::move(sink);
     cfg.forward_http_port = s.sandbox.network.http_proxy_port;
     cfg.forward_socks_port = s.sandbox.network.socks_proxy_port;
+    cfg.ask = in.req.ask_network;
+    cfg.approval_timeout_s = in.req.network_approval_timeout_s;
     proxy = WB_TRY(netproxy::Proxy::start(std::move(cfg), std::move(http), std::move(socks)));
     return ok_status();
   };

@@ -46,6 +46,10 @@ struct RunRequest {
   // An ask rule matched (or an unsandboxed run needs approval): the user's answer. The CLI asks
   // the terminal (or takes --approve); serve takes the request's "approve". Empty: refused.
   std::function<bool(const Decision&)> approve;
+  // A host on neither network list: asked about when set (serve's network/requestApproval),
+  // on the proxy's thread; answer(true | false) once, from any thread. Empty: refused.
+  std::function<void(const std::string& host, int port, std::function<void(bool)> answer)> ask_network;
+  double network_approval_timeout_s = 30;
   const Logger* log = &log::process();
 };
 

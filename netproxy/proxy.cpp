@@ -14,10 +14,14 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <set>
 #include <system_error>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "netproxy/http_parse.hpp"
@@ -30,7 +34,7 @@ namespace {
 
 using sys::Fd;
 
-constexpr std::uint64_t kListenHttp = 1, kListenSocks = 2, kStopId = 3, kResolverId = 4, kFirstConn = 16;
+constexpr std::uint64_t kListenHttp = 1, kListenSocks = 2, kStopId = 3, kResolverId = 4, kAnswerId = 5, kFirstConn = 16;
 constexpr std::uint32_t kAllEvents = ~std::uint32_t{0};
 
 double now_s() {
@@ -40,7 +44,23 @@ double now_s() {
 }
 
 enum class Proto { kHttp, kSocks, kForward };
-enum class St { kHead, kSocksGreet, kSocksReq, kResolving, kConnecting, kRelay, kClosing };
+enum class St { kHead, kSocksGreet, kSocksReq, kApproval, kResolving, kConnecting, kRelay, kClosing };
+
+// Answers to approval questions, posted from any thread: shared with the callbacks, which may
+// outlive the proxy.
+struct Answers {
+  std::mutex mu;
+  std::vector<std::pair<std::string, bool>> got;  // host:port, yes
+  Fd efd{::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
+  void post(std::string key, bool yes) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      got.emplace_back(std::move(key), yes);
+    }
+    std::uint64_t one = 1;
+    (void)!::write(efd.get(), &one, sizeof one);
+  }
+};
 
 struct Conn {
   std::uint64_t id = 0;
@@ -106,6 +126,11 @@ struct Proxy::Impl {
   std::unordered_map<std::uint64_t, std::unique_ptr<Conn>> conns;
   std::uint64_t next_id = kFirstConn;
   std::set<std::string> own_addresses;  // read on first use (most runs resolve nothing)
+  std::shared_ptr<Answers> answers = std::make_shared<Answers>();
+  std::map<std::string, bool> answered;                       // host:port -> the client's answer
+  std::map<std::string, std::vector<std::uint64_t>> waiting;  // host:port -> connections asking
+  void ask_about(Conn& c, const NetDecision& d);
+  void on_answers();
   bool own_addresses_read = false;
   const std::set<std::string>& own();
 
@@ -145,9 +170,9 @@ Result<std::unique_ptr<Proxy>> Proxy::start(ProxyConfig config, Fd http_listener
   if (!impl->epoll.valid() || !impl->stop_fd.valid() || impl->resolver.fd() < 0) {
     return make_error(ErrorKind::kSandboxFailed, fmt::format("proxy: epoll/eventfd failed: {}", std::strerror(errno)));
   }
-  for (auto [fd, id] :
-       {std::pair{impl->http_listener.get(), kListenHttp}, std::pair{impl->socks_listener.get(), kListenSocks},
-        std::pair{impl->stop_fd.get(), kStopId}, std::pair{impl->resolver.fd(), kResolverId}}) {
+  for (auto [fd, id] : {std::pair{impl->http_listener.get(), kListenHttp},
+                        std::pair{impl->socks_listener.get(), kListenSocks}, std::pair{impl->stop_fd.get(), kStopId},
+                        std::pair{impl->resolver.fd(), kResolverId}, std::pair{impl->answers->efd.get(), kAnswerId}}) {
     if (fd < 0) continue;
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
     epoll_event ev{};
@@ -218,6 +243,8 @@ void Proxy::Impl::run() {
         accept_all(socks_listener.get(), cfg.forward_socks_port ? Proto::kForward : Proto::kSocks);
       } else if (d == kResolverId) {
         for (auto& r : resolver.take()) on_resolved(std::move(r));
+      } else if (d == kAnswerId) {
+        on_answers();
       } else {
         auto it = conns.find(d >> 1);
         if (it != conns.end()) on_event(*it->second, d & 1, evs[i].events);
@@ -229,7 +256,23 @@ void Proxy::Impl::run() {
     for (auto& [id, c] : conns) {
       if (c->deadline > 0 && t > c->deadline) expired.push_back(id);
     }
-    for (auto id : expired) close_conn(id);
+    for (auto id : expired) {
+      auto it = conns.find(id);
+      if (it != conns.end() && it->second->st == St::kApproval) {
+        // No answer in time: a no, for this host from now on.
+        Conn& c = *it->second;
+        std::string key = fmt::format("{}:{}", c.host, c.port);
+        answered[key] = false;
+        for (auto w : std::exchange(waiting[key], {})) {
+          auto wt = conns.find(w);
+          if (wt != conns.end() && wt->second->st == St::kApproval) {
+            refuse(*wt->second, "no answer to the approval request in time", "");
+          }
+        }
+        continue;
+      }
+      close_conn(id);
+    }
   }
 }
 
@@ -278,6 +321,7 @@ void Proxy::Impl::update(Conn& c) {
     case St::kSocksReq:
       cm = EPOLLIN;
       break;
+    case St::kApproval:
     case St::kResolving:
       break;
     case St::kConnecting:
@@ -416,11 +460,62 @@ void Proxy::Impl::on_socks(Conn& c) {
 // The allowlist first (deny list, allow list, default deny); only an allowed name is resolved.
 void Proxy::Impl::decide_then_resolve(Conn& c) {
   NetDecision d = decide_host(cfg.policy, c.host, c.port);
+  if (!d.allow && d.rule.empty() && cfg.ask) {
+    ask_about(c, d);  // on neither list: the client decides
+    return;
+  }
   if (!d.allow) {
     refuse(c, d.reason, d.rule);
     return;
   }
   start_resolve(c);
+}
+
+// Asked once per host and port; the connection waits (no head timeout, the approval's own).
+void Proxy::Impl::ask_about(Conn& c, const NetDecision& d) {
+  std::string key = fmt::format("{}:{}", c.host, c.port);
+  if (auto it = answered.find(key); it != answered.end()) {
+    if (it->second) {
+      start_resolve(c);
+    } else {
+      refuse(c, "declined through the approval request", "");
+    }
+    return;
+  }
+  (void)d;
+  c.st = St::kApproval;
+  c.deadline = now_s() + cfg.approval_timeout_s;
+  update(c);
+  auto& w = waiting[key];
+  w.push_back(c.id);
+  if (w.size() > 1) return;  // asked already
+  std::weak_ptr<Answers> box = answers;
+  cfg.ask(c.host, c.port, [box, key](bool yes) {
+    if (auto b = box.lock()) b->post(key, yes);
+  });
+}
+
+void Proxy::Impl::on_answers() {
+  std::uint64_t n;
+  (void)!::read(answers->efd.get(), &n, sizeof n);
+  std::vector<std::pair<std::string, bool>> got;
+  {
+    std::lock_guard<std::mutex> lock(answers->mu);
+    got.swap(answers->got);
+  }
+  for (auto& [key, yes] : got) {
+    if (answered.count(key)) continue;  // the first answer (or the timeout) stands
+    answered[key] = yes;
+    for (auto id : std::exchange(waiting[key], {})) {
+      auto it = conns.find(id);
+      if (it == conns.end() || it->second->st != St::kApproval) continue;
+      if (yes) {
+        start_resolve(*it->second);
+      } else {
+        refuse(*it->second, "declined through the approval request", "");
+      }
+    }
+  }
 }
 
 void Proxy::Impl::start_resolve(Conn& c) {
@@ -552,6 +647,7 @@ void Proxy::Impl::on_event(Conn& c, bool upstream, std::uint32_t ev) {
         on_socks(c);
       return;
     }
+    case St::kApproval:
     case St::kResolving:
       if (!upstream && (ev & (EPOLLHUP | EPOLLERR))) close_conn(c.id);
       return;

@@ -23,6 +23,12 @@ struct ProxyConfig {
   // forwarded to 127.0.0.1:PORT on the host, unfiltered by us.
   std::optional<int> forward_http_port;
   std::optional<int> forward_socks_port;
+  // A host neither allowed nor denied is asked about when this is set (serve's network
+  // approval): called on the proxy's thread; answer(true | false) once, from any thread, maybe
+  // after the proxy is gone. One question per host and port for the proxy's life (the run); no
+  // answer within approval_timeout_s is a no.
+  std::function<void(const std::string& host, int port, std::function<void(bool)> answer)> ask;
+  double approval_timeout_s = 30;
   size_t max_connections = 4096;
   size_t max_head = 65536;
   double head_timeout_s = 30;

@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "core/base64.hpp"
@@ -81,6 +82,8 @@ class Writer {
 
 struct Session {
   std::string id, cwd;
+  std::mutex approved_mu;
+  std::set<std::string> approved;  // host:port the client accepted for the session
   std::vector<std::string> paths;  // as opened (or last updated): reloaded by an empty update
   std::optional<json> inline_settings;
   std::shared_ptr<const SessionPolicy> policy;
@@ -193,6 +196,19 @@ class Server {
   void respond_error(const json& id, int code, const std::string& message);
   void end_all();
   json shutdown(const json& p);
+  // Network approval (the client declared capabilities.networkApproval).
+  void ask_network(const std::string& session, const std::string& process, const std::string& host, int port,
+                   std::function<void(bool)> answer);
+  void on_response(const json& msg);
+  void forget_questions(const std::string& process);
+  struct Question {
+    std::string session, process, key;
+    std::function<void(bool)> answer;
+  };
+  std::atomic<bool> approval_{false};
+  std::atomic<double> approval_timeout_s_{30};
+  std::mutex questions_mu_;
+  std::map<std::string, Question> questions_;  // by the id of the request sent
 
   const ServerConfig& cfg_;
   Writer out_;
@@ -223,9 +239,85 @@ std::shared_ptr<Session> Server::session(const json& p) {
   return it->second;
 }
 
-json Server::initialize(const json&) {
+json Server::initialize(const json& p) {
+  if (const json* caps = member(p, "capabilities")) {
+    if (!caps->is_object()) throw RpcError{kInvalidParams, "\"capabilities\" must be an object"};
+    approval_ = opt_bool(*caps, "networkApproval");
+    if (const json* t = member(*caps, "networkApprovalTimeoutMs")) {
+      if (!t->is_number() || t->get<double>() < 1 || t->get<double>() > 600000) {
+        throw RpcError{kInvalidParams, "\"networkApprovalTimeoutMs\" must be between 1 and 600000"};
+      }
+      approval_timeout_s_ = t->get<double>() / 1000;
+    }
+  }
   return {{"serverInfo", {{"name", "wavebox"}, {"version", "0.1.0"}}},
-          {"capabilities", {{"sessions", true}, {"streamOutput", true}, {"networkApproval", false}}}};
+          {"capabilities", {{"sessions", true}, {"streamOutput", true}, {"networkApproval", true}}}};
+}
+
+// A host on neither of the session's network lists: asked of the client (a request of the
+// server's own), unless the client accepted it for the session before. The proxy waits for the
+// answer up to the approval timeout, then refuses.
+void Server::ask_network(const std::string& session, const std::string& process, const std::string& host, int port,
+                         std::function<void(bool)> answer) {
+  const bool v6 = host.find(':') != std::string::npos;
+  const std::string key = fmt::format("{}:{}", v6 ? "[" + host + "]" : host, port);
+  std::shared_ptr<Session> s;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = sessions_.find(session);
+    if (it != sessions_.end()) s = it->second;
+  }
+  if (!s) return answer(false);
+  {
+    std::lock_guard<std::mutex> lock(s->approved_mu);
+    if (s->approved.count(key)) return answer(true);
+  }
+  std::string id = fmt::format("wavebox-approval-{}", next_++);
+  {
+    std::lock_guard<std::mutex> lock(questions_mu_);
+    questions_[id] = {session, process, key, std::move(answer)};
+  }
+  out_.send({{"jsonrpc", "2.0"},
+             {"id", id},
+             {"method", "network/requestApproval"},
+             {"params", {{"sessionId", session}, {"processId", process}, {"host", host}, {"port", port}}}});
+}
+
+// The client's answer to one of our requests: {decision: "accept" | "acceptForSession" |
+// "decline"}; anything else (an error, an unknown word) is a decline.
+void Server::on_response(const json& msg) {
+  if (!msg.contains("id") || !msg["id"].is_string()) return;
+  Question q;
+  {
+    std::lock_guard<std::mutex> lock(questions_mu_);
+    auto it = questions_.find(msg["id"].get<std::string>());
+    if (it == questions_.end()) return;  // not ours, or answered already
+    q = std::move(it->second);
+    questions_.erase(it);
+  }
+  std::string decision;
+  if (msg.contains("result") && msg["result"].is_object() && msg["result"].contains("decision") &&
+      msg["result"]["decision"].is_string()) {
+    decision = msg["result"]["decision"].get<std::string>();
+  }
+  if (decision == "acceptForSession") {
+    std::shared_ptr<Session> s;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = sessions_.find(q.session);
+      if (it != sessions_.end()) s = it->second;
+    }
+    if (s) {
+      std::lock_guard<std::mutex> lock(s->approved_mu);
+      if (s->approved.size() < 4096) s->approved.insert(q.key);
+    }
+  }
+  q.answer(decision == "accept" || decision == "acceptForSession");
+}
+
+void Server::forget_questions(const std::string& process) {
+  std::lock_guard<std::mutex> lock(questions_mu_);
+  std::erase_if(questions_, [&](const auto& kv) { return kv.second.process == process; });
 }
 
 json Server::session_open(const json& p) {
@@ -464,12 +556,20 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
                          json p, json id) {
   const auto t0 = Clock::now();
   auto finish = [&] {
+    forget_questions(proc->id);
     std::lock_guard<std::mutex> lock(mu_);
     procs_.erase(proc->id);
     if (--workers_ == 0) workers_done_.notify_all();
   };
   try {
     engine::RunRequest req = exec_request(p, *policy, cwd);
+    if (approval_) {
+      req.ask_network = [this, session = proc->session, process = proc->id](const std::string& host, int port,
+                                                                            std::function<void(bool)> answer) {
+        ask_network(session, process, host, port, std::move(answer));
+      };
+      req.network_approval_timeout_s = approval_timeout_s_;
+    }
     const bool streamed = opt_bool(p, "streamOutput");
     std::optional<std::string> input;
     if (auto in = opt_string(p, "stdin")) {
@@ -611,7 +711,7 @@ void Server::handle_line(const std::string& line) {
   if (msg.contains("jsonrpc") && msg["jsonrpc"] != "2.0") {
     return respond_error(id, kInvalidRequest, "\"jsonrpc\" must be \"2.0\"");
   }
-  if (!msg.contains("method")) return;  // a response from the client: nothing is asked of it yet
+  if (!msg.contains("method")) return on_response(msg);  // the client's answer to a request of ours
   if (!msg["method"].is_string()) return respond_error(id, kInvalidRequest, "\"method\" must be a string");
   json params = msg.contains("params") ? msg["params"] : json::object();
   if (params.is_null()) params = json::object();

@@ -296,9 +296,71 @@ def main():
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     check("SIGKILL of the server: no command of it left", "sleep 29.715" not in ps and "sleep 1.5" not in ps)
     check("SIGKILL of the server: nothing ran on afterwards", not os.path.exists(os.path.join(ws["B"], "killed-late")))
+    approval(env, base, ws)
     shutil.rmtree(base, ignore_errors=True)
     print(f"{checks[0] - checks[1]} passed, {checks[1]} failed")
     return 1 if checks[1] else 0
+
+
+def approval(env, base, ws):
+    """network/requestApproval: a host on neither list is asked of the client (which declared
+    the capability); accept, acceptForSession (the next command is not asked), decline, and a
+    client that never answers (a decline after the bound). Checked on loopback servers."""
+    srv = Server(WAVEBOX, env=env, cwd=base)
+    cols = [Collector() for _ in range(4)]
+    try:
+        init = srv.result("initialize", {"capabilities": {"networkApproval": True, "networkApprovalTimeoutMs": 1500}})
+        check("approval: the server has the capability", init["capabilities"]["networkApproval"] is True)
+        srv.result("session/open", {"sessionId": "N", "cwd": ws["E"],
+                                    "settings": {"sandbox": {"enabled": True, "network": {
+                                        "allowedDomains": ["allowed.test"], "deniedDomains": [f"127.0.0.1:{cols[3].port}"]}}}})
+        srv.result("session/open", {"sessionId": "M", "cwd": ws["F"], "settings": {"sandbox": {"enabled": True}}})
+
+        def connect(port, word):
+            # Through the sandbox's HTTP proxy (CONNECT), then a word for the loopback server.
+            return (f"exec 4<>/dev/tcp/127.0.0.1/3128 && printf 'CONNECT 127.0.0.1:{port} HTTP/1.1\\r\\n"
+                    f"Host: 127.0.0.1:{port}\\r\\n\\r\\n' >&4 && read -t 8 line <&4; echo \"proxy: $line\"; "
+                    f"printf '{word}' >&4; sleep 0.3; exec 4>&-")
+
+        def run_answering(session, port, word, decision, count):
+            i = srv.send("command/exec", {"sessionId": session, "commandLine": connect(port, word)})
+            q = srv.wait_request("network/requestApproval", count, timeout=20)
+            if decision is not None:
+                srv.answer(q["id"], {"decision": decision})
+            return q, srv.wait(i, 30)["result"]
+
+        q, r = run_answering("N", cols[0].port, "accepted", "accept", 1)
+        check("approval: the request names the session, process, host and port",
+              q["params"]["sessionId"] == "N" and q["params"]["host"] == "127.0.0.1"
+              and q["params"]["port"] == cols[0].port and q["params"]["processId"] == r["processId"])
+        check("approval: accept lets that connection through", "200" in out(r) and cols[0].got == ["accepted"])
+        # accept was for that command only: the next one is asked again (and declined).
+        q, r = run_answering("N", cols[0].port, "again", "decline", 2)
+        check("approval: accept covered one command; the next was asked again", q["params"]["processId"] == r["processId"])
+        check("approval: decline refuses it (403, reported)",
+              "403" in out(r) and cols[0].got == ["accepted"] and any("127.0.0.1" in v for v in r["violations"]))
+        # acceptForSession: this command and the session's next ones, not another session's.
+        q, r = run_answering("N", cols[1].port, "for-session", "acceptForSession", 3)
+        check("approval: acceptForSession lets it through", "200" in out(r) and cols[1].got == ["for-session"])
+        r = srv.result("command/exec", {"sessionId": "N", "commandLine": connect(cols[1].port, "second")}, timeout=30)
+        check("approval: the session's next command is not asked",
+              len(srv.requests("network/requestApproval")) == 3 and cols[1].got == ["for-session", "second"])
+        q, r = run_answering("M", cols[1].port, "other-session", "decline", 4)
+        check("approval: another session is still asked", q["params"]["sessionId"] == "M"
+              and "other-session" not in cols[1].got)
+        # A client that never answers: refused after the bound.
+        t = time.time()
+        q, r = run_answering("N", cols[2].port, "never", None, 5)
+        check("approval: no answer is a decline after the bound", "403" in out(r) and cols[2].got == []
+              and time.time() - t < 15)
+        # The deny list is never asked about.
+        r = srv.result("command/exec", {"sessionId": "N", "commandLine": connect(cols[3].port, "denied")}, timeout=30)
+        check("approval: a denied host is refused without asking",
+              len(srv.requests("network/requestApproval")) == 5 and "403" in out(r) and cols[3].got == [])
+    finally:
+        srv.close(20)
+        for c in cols:
+            c.stop = True
 
 
 if __name__ == "__main__":

@@ -82,6 +82,26 @@ class Server:
                             if n.get("method") == "command/exec/outputDelta"
                             and n["params"]["processId"] == process_id and n["params"]["stream"] == stream)
 
+    def requests(self, method):
+        """The server's own requests of the client (network/requestApproval) seen so far."""
+        with self.lock:
+            return [n for n in self.notes if n.get("method") == method and "id" in n]
+
+    def wait_request(self, method, count=1, timeout=30):
+        end = time.time() + timeout
+        with self.cv:
+            while True:
+                got = [n for n in self.notes if n.get("method") == method and "id" in n]
+                if len(got) >= count:
+                    return got[count - 1]
+                left = end - time.time()
+                if left <= 0:
+                    raise TimeoutError(f"no {method} request #{count} within {timeout} s")
+                self.cv.wait(left)
+
+    def answer(self, id, result):
+        self.send_raw(json.dumps({"jsonrpc": "2.0", "id": id, "result": result}) + "\n")
+
     def close(self, timeout=20):
         try:
             self.p.stdin.close()
