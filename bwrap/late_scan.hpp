@@ -43,6 +43,7 @@ class LateScan {
   LateScan& operator=(const LateScan&) = delete;
 
   void start();  // idempotent
+  bool usable() const { return done_.valid(); }
   // Readable once the check is done (found() is then set).
   int done_fd() const { return done_.get(); }
   // Waits for the check; a check still looking at the known directories gives up (nothing was

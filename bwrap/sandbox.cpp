@@ -90,17 +90,28 @@ Result<std::vector<sys::ScanHit>> scan_all(const Logger& log, const std::vector<
 // A large tree's known hits, from its cache alone (every root's), or nullopt: then it is scanned
 // before the plan, as a small one always is.
 std::optional<std::vector<sys::ScanHit>> cached_hits(const Logger& log, const std::vector<std::string>& roots,
-                                                     const std::string& cache) {
+                                                     const std::string& cache, std::vector<std::string>& unreadable,
+                                                     std::vector<std::string>& too_deep) {
   std::vector<sys::ScanHit> hits;
   size_t dirs = 0;
   const double t0 = now_ms();
   for (const auto& r : roots) {
     auto res = sys::scan_cached(r, cache, 1);
-    if (!res) return std::nullopt;
+    if (!res) {
+      unreadable.clear();
+      too_deep.clear();
+      return std::nullopt;
+    }
     dirs += res->dirs_total;
     hits.insert(hits.end(), res->hits.begin(), res->hits.end());
+    unreadable.insert(unreadable.end(), res->unreadable.begin(), res->unreadable.end());
+    too_deep.insert(too_deep.end(), res->too_deep.begin(), res->too_deep.end());
   }
-  if (dirs < LateScan::kMinDirs) return std::nullopt;
+  if (dirs < LateScan::kMinDirs) {
+    unreadable.clear();
+    too_deep.clear();
+    return std::nullopt;
+  }
   log.info(
       fmt::format("planned from the scan cache ({} directories, read in {:.2f} ms); checked while the command "
                   "starts",
@@ -116,9 +127,18 @@ Status guard_what_the_scan_found(LinuxRun& run, Prepared& p, bool late) {
   std::vector<std::string> unreadable, too_deep;
   std::string ws_real = sys::real_path_or_empty(run.cwd);
   std::vector<sys::ScanHit> hits;
-  if (auto cached = late ? cached_hits(*run.log, p.scan_roots, run.state.scan) : std::nullopt) {
-    hits = std::move(*cached);
+  auto cached = late ? cached_hits(*run.log, p.scan_roots, run.state.scan, unreadable, too_deep) : std::nullopt;
+  if (cached) {
     p.late = std::make_shared<LateScan>(p.scan_roots, run.state.scan, ws_real.empty() ? run.cwd : ws_real, run.home);
+    if (!p.late->usable()) {  // no eventfd to hold the command's calls with: checked now instead
+      p.late.reset();
+      cached.reset();
+      unreadable.clear();
+      too_deep.clear();
+    }
+  }
+  if (cached) {
+    hits = std::move(*cached);
   } else {
     hits = WB_TRY(scan_all(*run.log, p.scan_roots, run.state.scan, &unreadable, &too_deep));
   }

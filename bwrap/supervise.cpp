@@ -374,11 +374,33 @@ Performed Supervisor::late_target(pid_t pid, int nr, const unsigned long long* a
   if (int err = parent_of(pid, dirfd, path, p)) return failed(err);
   Performed r;
   r.path = paths::join(p.path, p.name);
+  // /proc/PID/fd/N, cwd, root, exe: magic links the kernel follows to anything; not here.
+  if (paths::is_within(r.path, "/proc")) return failed(r, EACCES);
   const bool removes_dir = nr == SYS_rmdir || (nr == SYS_unlinkat && (a[2] & AT_REMOVEDIR));
   if (const Late* l = late_guard(r.path, removes_dir)) {
     r = failed(r, paths::is_within(r.path, l->path) ? EROFS : EBUSY);
     r.refused = l->why;
     return r;
+  }
+  // chmod, truncate, chown and utimes follow a final symbolic link (unless told not to): what it
+  // leads to, on the sandbox's tree, is checked too.
+  const bool nofollow =
+      nr == SYS_unlink || nr == SYS_unlinkat || nr == SYS_rmdir || nr == SYS_lchown ||
+      ((nr == SYS_fchownat || nr == SYS_utimensat) && (a[nr == SYS_fchownat ? 4 : 3] & AT_SYMLINK_NOFOLLOW));
+  struct stat st;
+  if (!nofollow && ::fstatat(p.fd.get(), p.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+    int rt = root(pid);
+    long fd = rt < 0 ? -1 : openat2_in(rt, r.path, O_PATH | O_CLOEXEC, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+    if (fd < 0) return failed(r, rt < 0 ? EACCES : errno);
+    sys::Fd target(static_cast<int>(fd));
+    std::string real = fd_path(target.get());
+    if (real.empty() || real[0] != '/' || paths::is_within(real, "/proc")) return failed(r, EACCES);
+    if (const Late* l = late_guard(real, false)) {
+      r = failed(r, EROFS);
+      r.refused = l->why;
+      r.path = real;
+      return r;
+    }
   }
   return {};
 }
@@ -429,6 +451,8 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
     case SYS_fchmodat: {
       Performed r = check_chmod(nr == SYS_chmod ? a[1] : a[2]);
       if (r.handled || late_ro_.empty()) return r;
+      listener_ = listener;
+      id_ = id;
       NoCapsScope no_caps;
       return late_target(pid, nr, a);
     }
@@ -442,6 +466,8 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
     case SYS_utimensat: {
       // Carried out by the kernel, which the mounts restrain; a late guard has no mount.
       if (late_ro_.empty()) return {};
+      listener_ = listener;
+      id_ = id;
       NoCapsScope no_caps;
       return late_target(pid, nr, a);
     }
@@ -588,6 +614,26 @@ Performed Supervisor::perform_link(pid_t pid, int nr, const unsigned long long* 
     // The caller's descriptor itself.
     src.reset(::open(fmt::format("/proc/{}/fd/{}", pid, static_cast<int>(olddir)).c_str(), O_PATH | O_CLOEXEC));
     if (!src.valid()) return failed(r, errno == ENOENT ? EBADF : errno);
+    // What that descriptor is, checked as a path would be: another name for a late-guarded file
+    // (no mount to refuse it) or for a repository's config or hooks would stay writable.
+    struct stat st;
+    if (::fstat(src.get(), &st) != 0) return failed(r, errno);
+    if (st.st_nlink > 0) {
+      std::string from = fd_path(src.get());
+      if (from.empty() || from[0] != '/') return failed(r, EXDEV);
+      if (const Late* l = late_guard(from, false)) {
+        r = failed(r, EXDEV);
+        r.refused = l->why;
+        r.path = from;
+        return r;
+      }
+      if (std::string why = link_source_refusal(from); !why.empty()) {
+        r = failed(r, EPERM);
+        r.refused = why;
+        r.path = from;
+        return r;
+      }
+    }
   } else {
     Parent op;
     if (int err = parent_of(pid, olddir, p1, op)) return failed(r, err);
@@ -612,6 +658,21 @@ Performed Supervisor::perform_link(pid_t pid, int nr, const unsigned long long* 
     long fd = openat2_in(root(pid), full, O_PATH | O_CLOEXEC, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
     if (fd < 0) return failed(r, errno);
     src.reset(static_cast<int>(fd));
+    // Where the link led: checked as the name itself was.
+    std::string to = fd_path(src.get());
+    if (to.empty() || to[0] != '/') return failed(r, EXDEV);
+    if (const Late* l = late_guard(to, false)) {
+      r = failed(r, EXDEV);
+      r.refused = l->why;
+      r.path = to;
+      return r;
+    }
+    if (std::string why = link_source_refusal(to); !why.empty()) {
+      r = failed(r, EPERM);
+      r.refused = why;
+      r.path = to;
+      return r;
+    }
   }
   return done_with(r, ::linkat(AT_FDCWD, fmt::format("/proc/self/fd/{}", src.get()).c_str(), np.fd.get(),
                                np.name.c_str(), AT_SYMLINK_FOLLOW));

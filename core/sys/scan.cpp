@@ -442,12 +442,16 @@ std::string TreeScan::summary() const {
   out += '\0';
   out += std::to_string(result_.dirs_total);
   out += '\0';
-  for (const auto& h : result_.hits) {
-    for (const std::string& f : {std::string(h.is_dir ? "D" : "F"), h.dir, h.name}) {
+  auto add = [&](const char* kind, const std::string& dir, const std::string& name) {
+    for (const std::string& f : {std::string(kind), dir, name}) {
       out += f;
       out += '\0';
     }
-  }
+  };
+  for (const auto& h : result_.hits) add(h.is_dir ? "D" : "F", h.dir, h.name);
+  // What could not be looked into: guarded whole (U), or refused (T), by the plan itself.
+  for (const auto& u : result_.unreadable) add("U", u, "");
+  for (const auto& t : result_.too_deep) add("T", t, "");
   return out;
 }
 
@@ -468,8 +472,15 @@ std::optional<ScanResult> TreeScan::cached(size_t min_dirs) {
   if (count.empty() || *end || n < min_dirs) return std::nullopt;
   result_.dirs_total = static_cast<size_t>(n);
   for (size_t i = 3; i + 2 < f.size(); i += 3) {
-    if (f[i] != "D" && f[i] != "F") return std::nullopt;
-    result_.hits.push_back({std::string(f[i + 1]), std::string(f[i + 2]), f[i] == "D"});
+    if (f[i] == "U") {
+      result_.unreadable.emplace_back(f[i + 1]);
+    } else if (f[i] == "T") {
+      result_.too_deep.emplace_back(f[i + 1]);
+    } else if (f[i] == "D" || f[i] == "F") {
+      result_.hits.push_back({std::string(f[i + 1]), std::string(f[i + 2]), f[i] == "D"});
+    } else {
+      return std::nullopt;
+    }
   }
   result_.timing = "from the cache";
   return std::move(result_);
