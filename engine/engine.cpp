@@ -361,11 +361,11 @@ Outcome finish(const Internal& in, const lnx::RunOutcome& o);
 
 // The proxy for one run: its own policy and violation sink, on the listeners of its own
 // network namespace. Started at the first connection.
-void wire_network(Internal& in, std::unique_ptr<netproxy::Proxy>& proxy) {
+void wire_network(Internal& in, std::unique_ptr<netproxy::Proxy>& proxy, std::uint64_t& tenant) {
   lnx::LinuxRun& run = in.run;
   const Settings& s = in.req.settings;
-  run.start_network = [&in, &s, &proxy](sys::Fd http, sys::Fd socks,
-                                        std::function<void(const Violation&)> sink) -> Status {
+  run.start_network = [&in, &s, &proxy, &tenant](sys::Fd http, sys::Fd socks,
+                                                 std::function<void(const Violation&)> sink) -> Status {
     netproxy::ProxyConfig cfg;
     cfg.policy = in.net_policy;
     cfg.on_refusal = std::move(sink);
@@ -373,11 +373,16 @@ void wire_network(Internal& in, std::unique_ptr<netproxy::Proxy>& proxy) {
     cfg.forward_socks_port = s.sandbox.network.socks_proxy_port;
     cfg.ask = in.req.ask_network;
     cfg.approval_timeout_s = in.req.network_approval_timeout_s;
+    if (in.req.shared_proxy) {
+      tenant = WB_TRY(in.req.shared_proxy->attach(std::move(cfg), std::move(http), std::move(socks)));
+      return ok_status();
+    }
     proxy = WB_TRY(netproxy::Proxy::start(std::move(cfg), std::move(http), std::move(socks)));
     return ok_status();
   };
-  run.stop_network = [&proxy] {
+  run.stop_network = [&in, &proxy, &tenant] {
     if (proxy) proxy->stop();
+    if (tenant && in.req.shared_proxy) in.req.shared_proxy->detach(std::exchange(tenant, 0));
   };
 }
 
@@ -388,9 +393,13 @@ Result<Outcome> supervise_here(Internal& in, lnx::SignalQueue& signals) {
   static std::once_flag raised;
   std::call_once(raised, sys::raise_fd_limit);
   std::unique_ptr<netproxy::Proxy> proxy;
-  wire_network(in, proxy);
+  std::uint64_t tenant = 0;
+  wire_network(in, proxy, tenant);
   in.run.signals = &signals;
-  auto o = WB_TRY(lnx::run_sandboxed(std::move(in.run)));
+  auto ran = lnx::run_sandboxed(std::move(in.run));
+  // The run stops its network itself (bwrap/sandbox.cpp); this only makes sure.
+  if (tenant && in.req.shared_proxy) in.req.shared_proxy->detach(std::exchange(tenant, 0));
+  auto o = WB_TRY(std::move(ran));
   return finish(in, o);
 }
 
@@ -507,6 +516,17 @@ Result<Outcome> run_here(Prepared p, int signal_fd) {
   if (!p.sandboxed) return make_error(ErrorKind::kSandboxFailed, "internal: run_here of an unsandboxed run");
   lnx::SignalQueue signals(signal_fd);
   return supervise_here(*p.internal, signals);
+}
+
+Result<std::shared_ptr<netproxy::Proxy>> start_shared_proxy() {
+  static std::once_flag raised;
+  std::call_once(raised, sys::raise_fd_limit);
+  auto p = WB_TRY(netproxy::Proxy::start_shared());
+  return std::shared_ptr<netproxy::Proxy>(std::move(p));
+}
+
+long proxy_thread_id(const netproxy::Proxy& proxy) {
+  return proxy.loop_thread_id();
 }
 
 }  // namespace wb::engine

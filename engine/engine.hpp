@@ -16,6 +16,10 @@
 #include <vector>
 
 #include "core/decision.hpp"
+
+namespace wb::netproxy {
+class Proxy;
+}
 #include "core/invocation.hpp"
 #include "core/log.hpp"
 #include "core/policy.hpp"
@@ -50,6 +54,9 @@ struct RunRequest {
   // on the proxy's thread; answer(true | false) once, from any thread. Empty: refused.
   std::function<void(const std::string& host, int port, std::function<void(bool)> answer)> ask_network;
   double network_approval_timeout_s = 30;
+  // A proxy loop shared by many runs (serve): the run attaches its listeners to it instead of
+  // starting a proxy of its own. It must outlive the run.
+  netproxy::Proxy* shared_proxy = nullptr;
   const Logger* log = &log::process();
 };
 
@@ -129,5 +136,10 @@ Result<std::unique_ptr<Run>> start(Prepared p);
 // A sandboxed run on the calling thread, to its end: what a one-command process needs (no
 // thread to make). signal_fd: a signalfd whose signals are forwarded to the command, or -1.
 Result<Outcome> run_here(Prepared p, int signal_fd);
+
+// One proxy loop for many runs (serve): give it to each RunRequest::shared_proxy. Stopped when
+// the last holder lets go (after every run using it).
+Result<std::shared_ptr<netproxy::Proxy>> start_shared_proxy();
+long proxy_thread_id(const netproxy::Proxy& proxy);
 
 }  // namespace wb::engine

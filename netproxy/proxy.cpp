@@ -12,7 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -34,7 +36,9 @@ namespace {
 
 using sys::Fd;
 
-constexpr std::uint64_t kListenHttp = 1, kListenSocks = 2, kStopId = 3, kResolverId = 4, kAnswerId = 5, kFirstConn = 16;
+constexpr std::uint64_t kStopId = 3, kResolverId = 4, kAnswerId = 5, kControlId = 6, kFirstConn = 16;
+// A listener's epoll data: this bit, the tenant's id and whether it is the SOCKS one.
+constexpr std::uint64_t kListenerBit = 1ULL << 63;
 constexpr std::uint32_t kAllEvents = ~std::uint32_t{0};
 
 double now_s() {
@@ -48,22 +52,38 @@ enum class St { kHead, kSocksGreet, kSocksReq, kApproval, kResolving, kConnectin
 
 // Answers to approval questions, posted from any thread: shared with the callbacks, which may
 // outlive the proxy.
+struct Answer {
+  std::uint64_t tenant;
+  std::string key;  // host:port
+  bool yes;
+};
 struct Answers {
   std::mutex mu;
-  std::vector<std::pair<std::string, bool>> got;  // host:port, yes
+  std::vector<Answer> got;
   Fd efd{::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
-  void post(std::string key, bool yes) {
+  void post(std::uint64_t tenant, std::string key, bool yes) {
     {
       std::lock_guard<std::mutex> lock(mu);
-      got.emplace_back(std::move(key), yes);
+      got.push_back({tenant, std::move(key), yes});
     }
     std::uint64_t one = 1;
     (void)!::write(efd.get(), &one, sizeof one);
   }
 };
 
+// One run's listeners and policy: a connection belongs to the tenant whose listener, in that
+// run's own network namespace, accepted it, so no connection can be taken for another run's.
+struct Tenant {
+  std::uint64_t id = 0;
+  ProxyConfig cfg;
+  Fd http, socks;
+  std::map<std::string, bool> answered;                       // host:port -> the client's answer
+  std::map<std::string, std::vector<std::uint64_t>> waiting;  // host:port -> connections asking
+};
+
 struct Conn {
   std::uint64_t id = 0;
+  Tenant* t = nullptr;
   Fd client, upstream;
   Proto proto = Proto::kHttp;
   St st = St::kHead;
@@ -118,24 +138,33 @@ std::string http_error(int code, const char* text, const std::string& why) {
 }  // namespace
 
 struct Proxy::Impl {
-  ProxyConfig cfg;
+  Limits limits;
   ProxyStats stats;
-  Fd http_listener, socks_listener, epoll, stop_fd;
+  Fd epoll, stop_fd, control_fd;
+  std::map<std::uint64_t, std::unique_ptr<Tenant>> tenants;
+  std::atomic<std::uint64_t> next_tenant{1};
+  // attach and detach from other threads: queued, done by the loop, waited for.
+  std::mutex control_mu;
+  std::condition_variable control_cv;
+  std::vector<std::unique_ptr<Tenant>> to_attach;
+  std::vector<std::uint64_t> to_detach;
+  std::set<std::uint64_t> detached;
+  std::atomic<long> loop_tid{0};
+  bool stopped = false;  // under control_mu
+  void on_control();
   Resolver resolver;
   std::thread loop_thread;
   std::unordered_map<std::uint64_t, std::unique_ptr<Conn>> conns;
   std::uint64_t next_id = kFirstConn;
   std::set<std::string> own_addresses;  // read on first use (most runs resolve nothing)
   std::shared_ptr<Answers> answers = std::make_shared<Answers>();
-  std::map<std::string, bool> answered;                       // host:port -> the client's answer
-  std::map<std::string, std::vector<std::uint64_t>> waiting;  // host:port -> connections asking
   void ask_about(Conn& c, const NetDecision& d);
   void on_answers();
   bool own_addresses_read = false;
   const std::set<std::string>& own();
 
   void run();
-  void accept_all(int lfd, Proto proto);
+  void accept_all(Tenant& t, bool socks);
   void on_event(Conn& c, bool upstream, std::uint32_t ev);
   void refuse(Conn& c, const std::string& reason, const std::string& rule);
   void start_resolve(Conn& c);
@@ -160,20 +189,19 @@ const ProxyStats& Proxy::stats() const {
   return impl_->stats;
 }
 
-Result<std::unique_ptr<Proxy>> Proxy::start(ProxyConfig config, Fd http_listener, Fd socks_listener) {
+Result<std::unique_ptr<Proxy>> Proxy::start_shared(Limits limits) {
   auto impl = std::make_unique<Impl>();
-  impl->cfg = std::move(config);
-  impl->http_listener = std::move(http_listener);
-  impl->socks_listener = std::move(socks_listener);
+  impl->limits = limits;
   impl->epoll = Fd(::epoll_create1(EPOLL_CLOEXEC));
   impl->stop_fd = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (!impl->epoll.valid() || !impl->stop_fd.valid() || impl->resolver.fd() < 0) {
+  impl->control_fd = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!impl->epoll.valid() || !impl->stop_fd.valid() || !impl->control_fd.valid() || impl->resolver.fd() < 0 ||
+      !impl->answers->efd.valid()) {
     return make_error(ErrorKind::kSandboxFailed, fmt::format("proxy: epoll/eventfd failed: {}", std::strerror(errno)));
   }
-  for (auto [fd, id] : {std::pair{impl->http_listener.get(), kListenHttp},
-                        std::pair{impl->socks_listener.get(), kListenSocks}, std::pair{impl->stop_fd.get(), kStopId},
-                        std::pair{impl->resolver.fd(), kResolverId}, std::pair{impl->answers->efd.get(), kAnswerId}}) {
-    if (fd < 0) continue;
+  for (auto [fd, id] :
+       {std::pair{impl->stop_fd.get(), kStopId}, std::pair{impl->resolver.fd(), kResolverId},
+        std::pair{impl->answers->efd.get(), kAnswerId}, std::pair{impl->control_fd.get(), kControlId}}) {
     ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
     epoll_event ev{};
     ev.events = EPOLLIN;
@@ -185,11 +213,95 @@ Result<std::unique_ptr<Proxy>> Proxy::start(ProxyConfig config, Fd http_listener
   Impl* raw = impl.get();
   // The resolver thread starts with the first name to resolve (most runs have none).
   try {
-    impl->loop_thread = std::thread([raw] { raw->run(); });
+    impl->loop_thread = std::thread([raw] {
+      raw->loop_tid = static_cast<long>(::gettid());
+      raw->run();
+    });
   } catch (const std::system_error& e) {
     return make_error(ErrorKind::kSandboxFailed, fmt::format("proxy: no thread for its loop: {}", e.what()));
   }
   return std::unique_ptr<Proxy>(new Proxy(std::move(impl)));
+}
+
+Result<std::unique_ptr<Proxy>> Proxy::start(ProxyConfig config, Fd http_listener, Fd socks_listener) {
+  Limits limits;
+  limits.max_connections = config.max_connections;
+  limits.max_head = config.max_head;
+  limits.head_timeout_s = config.head_timeout_s;
+  auto proxy = WB_TRY(start_shared(limits));
+  WB_TRY(proxy->attach(std::move(config), std::move(http_listener), std::move(socks_listener)));
+  return proxy;
+}
+
+// A run's listeners and policy, taken over by the loop before it can see one of their events.
+Result<std::uint64_t> Proxy::attach(ProxyConfig config, Fd http_listener, Fd socks_listener) {
+  if (!impl_->loop_thread.joinable()) return make_error(ErrorKind::kSandboxFailed, "proxy: stopped");
+  auto t = std::make_unique<Tenant>();
+  t->id = impl_->next_tenant++;
+  t->cfg = std::move(config);
+  t->http = std::move(http_listener);
+  t->socks = std::move(socks_listener);
+  const std::uint64_t id = t->id;
+  for (int fd : {t->http.get(), t->socks.get()}) {
+    if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  }
+  {
+    std::lock_guard<std::mutex> lock(impl_->control_mu);
+    impl_->to_attach.push_back(std::move(t));
+  }
+  std::uint64_t one = 1;
+  (void)!::write(impl_->control_fd.get(), &one, sizeof one);
+  return id;
+}
+
+// Returns once the loop closed the tenant's listeners and connections: nothing of the run's is
+// called after it (its refusal sink, its approval callback).
+void Proxy::detach(std::uint64_t tenant) {
+  if (!impl_->loop_thread.joinable()) return;
+  std::unique_lock<std::mutex> lock(impl_->control_mu);
+  impl_->to_detach.push_back(tenant);
+  std::uint64_t one = 1;
+  (void)!::write(impl_->control_fd.get(), &one, sizeof one);
+  impl_->control_cv.wait(lock, [&] { return impl_->detached.count(tenant) > 0 || impl_->stopped; });
+  impl_->detached.erase(tenant);
+}
+
+long Proxy::loop_thread_id() const {
+  return impl_->loop_tid;
+}
+
+void Proxy::Impl::on_control() {
+  std::uint64_t n;
+  (void)!::read(control_fd.get(), &n, sizeof n);
+  std::vector<std::unique_ptr<Tenant>> add;
+  std::vector<std::uint64_t> drop;
+  {
+    std::lock_guard<std::mutex> lock(control_mu);
+    add.swap(to_attach);
+    drop.swap(to_detach);
+  }
+  // Attachments first: a detach queued with its own attach (a run that ended at once) finds it.
+  for (auto& t : add) {
+    for (auto [fd, socks] : {std::pair{t->http.get(), false}, std::pair{t->socks.get(), true}}) {
+      if (fd < 0) continue;
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.u64 = kListenerBit | (t->id << 1) | (socks ? 1 : 0);
+      (void)::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, fd, &ev);
+    }
+    tenants[t->id] = std::move(t);
+  }
+  for (auto id : drop) {
+    for (auto it = conns.begin(); it != conns.end();) {
+      it = it->second->t && it->second->t->id == id ? conns.erase(it) : std::next(it);
+    }
+    tenants.erase(id);  // closes its listeners (epoll forgets them)
+  }
+  if (!drop.empty()) {
+    std::lock_guard<std::mutex> lock(control_mu);
+    for (auto id : drop) detached.insert(id);
+    control_cv.notify_all();
+  }
 }
 
 void Proxy::stop() {
@@ -197,6 +309,11 @@ void Proxy::stop() {
   std::uint64_t one = 1;
   (void)!::write(impl_->stop_fd.get(), &one, sizeof one);
   impl_->loop_thread.join();
+  {
+    std::lock_guard<std::mutex> lock(impl_->control_mu);
+    impl_->stopped = true;
+    impl_->control_cv.notify_all();  // a detach waiting: the loop is gone, so are its tenants
+  }
   impl_->resolver.stop();
 }
 
@@ -235,12 +352,14 @@ void Proxy::Impl::run() {
       std::uint64_t d = evs[i].data.u64;
       if (d == kStopId) {
         conns.clear();
+        tenants.clear();
         return;
       }
-      if (d == kListenHttp) {
-        accept_all(http_listener.get(), cfg.forward_http_port ? Proto::kForward : Proto::kHttp);
-      } else if (d == kListenSocks) {
-        accept_all(socks_listener.get(), cfg.forward_socks_port ? Proto::kForward : Proto::kSocks);
+      if (d & kListenerBit) {
+        auto t = tenants.find((d & ~kListenerBit) >> 1);
+        if (t != tenants.end()) accept_all(*t->second, d & 1);
+      } else if (d == kControlId) {
+        on_control();
       } else if (d == kResolverId) {
         for (auto& r : resolver.take()) on_resolved(std::move(r));
       } else if (d == kAnswerId) {
@@ -262,8 +381,8 @@ void Proxy::Impl::run() {
         // No answer in time: a no, for this host from now on.
         Conn& c = *it->second;
         std::string key = fmt::format("{}:{}", c.host, c.port);
-        answered[key] = false;
-        for (auto w : std::exchange(waiting[key], {})) {
+        c.t->answered[key] = false;
+        for (auto w : std::exchange(c.t->waiting[key], {})) {
           auto wt = conns.find(w);
           if (wt != conns.end() && wt->second->st == St::kApproval) {
             refuse(*wt->second, "no answer to the approval request in time", "");
@@ -276,20 +395,24 @@ void Proxy::Impl::run() {
   }
 }
 
-void Proxy::Impl::accept_all(int lfd, Proto proto) {
+void Proxy::Impl::accept_all(Tenant& t, bool socks) {
+  const int lfd = socks ? t.socks.get() : t.http.get();
+  Proto proto = socks ? Proto::kSocks : Proto::kHttp;
+  if (socks ? t.cfg.forward_socks_port.has_value() : t.cfg.forward_http_port.has_value()) proto = Proto::kForward;
   for (;;) {
     int fd = ::accept4(lfd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;
-    if (conns.size() >= cfg.max_connections) {
+    if (conns.size() >= limits.max_connections) {
       ::close(fd);
       continue;
     }
     auto c = std::make_unique<Conn>();
     c->id = next_id++;
+    c->t = &t;
     c->client.reset(fd);
     c->proto = proto;
     c->st = proto == Proto::kSocks ? St::kSocksGreet : St::kHead;
-    c->deadline = now_s() + cfg.head_timeout_s;
+    c->deadline = now_s() + limits.head_timeout_s;
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     ++stats.connections;
@@ -297,7 +420,7 @@ void Proxy::Impl::accept_all(int lfd, Proto proto) {
     conns.emplace(c->id, std::move(c));
     if (proto == Proto::kForward) {
       ref.host = "127.0.0.1";
-      ref.port = lfd == http_listener.get() ? *cfg.forward_http_port : *cfg.forward_socks_port;
+      ref.port = socks ? *t.cfg.forward_socks_port : *t.cfg.forward_http_port;
       Addr a;
       auto* in = reinterpret_cast<sockaddr_in*>(&a.ss);
       in->sin_family = AF_INET;
@@ -363,7 +486,9 @@ void Proxy::Impl::refuse(Conn& c, const std::string& reason, const std::string& 
   ++stats.refused;
   bool v6 = c.host.find(':') != std::string::npos;
   std::string target = fmt::format("{}:{}", v6 ? "[" + c.host + "]" : c.host, c.port);
-  if (cfg.on_refusal) cfg.on_refusal({"network-outbound", target, rule.empty() ? reason : reason + ": " + rule});
+  if (c.t->cfg.on_refusal) {
+    c.t->cfg.on_refusal({"network-outbound", target, rule.empty() ? reason : reason + ": " + rule});
+  }
   if (c.proto == Proto::kSocks) {
     fail(c, "", 0x02);
   } else {
@@ -382,7 +507,7 @@ void Proxy::Impl::fail(Conn& c, const std::string& http, int socks_code) {
 }
 
 void Proxy::Impl::on_head(Conn& c) {
-  auto p = parse_http_request(c.in, cfg.max_head);
+  auto p = parse_http_request(c.in, limits.max_head);
   if (p.status == ParseStatus::kNeedMore) return;
   if (p.status == ParseStatus::kError) {
     fail(c, http_error(p.error_code, p.error_code == 431 ? "Request Header Fields Too Large" : "Bad Request", p.error),
@@ -459,8 +584,8 @@ void Proxy::Impl::on_socks(Conn& c) {
 
 // The allowlist first (deny list, allow list, default deny); only an allowed name is resolved.
 void Proxy::Impl::decide_then_resolve(Conn& c) {
-  NetDecision d = decide_host(cfg.policy, c.host, c.port);
-  if (!d.allow && d.rule.empty() && cfg.ask) {
+  NetDecision d = decide_host(c.t->cfg.policy, c.host, c.port);
+  if (!d.allow && d.rule.empty() && c.t->cfg.ask) {
     ask_about(c, d);  // on neither list: the client decides
     return;
   }
@@ -474,7 +599,8 @@ void Proxy::Impl::decide_then_resolve(Conn& c) {
 // Asked once per host and port; the connection waits (no head timeout, the approval's own).
 void Proxy::Impl::ask_about(Conn& c, const NetDecision& d) {
   std::string key = fmt::format("{}:{}", c.host, c.port);
-  if (auto it = answered.find(key); it != answered.end()) {
+  Tenant& t = *c.t;
+  if (auto it = t.answered.find(key); it != t.answered.end()) {
     if (it->second) {
       start_resolve(c);
     } else {
@@ -484,29 +610,32 @@ void Proxy::Impl::ask_about(Conn& c, const NetDecision& d) {
   }
   (void)d;
   c.st = St::kApproval;
-  c.deadline = now_s() + cfg.approval_timeout_s;
+  c.deadline = now_s() + t.cfg.approval_timeout_s;
   update(c);
-  auto& w = waiting[key];
+  auto& w = t.waiting[key];
   w.push_back(c.id);
   if (w.size() > 1) return;  // asked already
   std::weak_ptr<Answers> box = answers;
-  cfg.ask(c.host, c.port, [box, key](bool yes) {
-    if (auto b = box.lock()) b->post(key, yes);
+  t.cfg.ask(c.host, c.port, [box, key, tenant = t.id](bool yes) {
+    if (auto b = box.lock()) b->post(tenant, key, yes);
   });
 }
 
 void Proxy::Impl::on_answers() {
   std::uint64_t n;
   (void)!::read(answers->efd.get(), &n, sizeof n);
-  std::vector<std::pair<std::string, bool>> got;
+  std::vector<Answer> got;
   {
     std::lock_guard<std::mutex> lock(answers->mu);
     got.swap(answers->got);
   }
-  for (auto& [key, yes] : got) {
-    if (answered.count(key)) continue;  // the first answer (or the timeout) stands
-    answered[key] = yes;
-    for (auto id : std::exchange(waiting[key], {})) {
+  for (auto& [tenant, key, yes] : got) {
+    auto tt = tenants.find(tenant);
+    if (tt == tenants.end()) continue;  // that run is over
+    Tenant& t = *tt->second;
+    if (t.answered.count(key)) continue;  // the first answer (or the timeout) stands
+    t.answered[key] = yes;
+    for (auto id : std::exchange(t.waiting[key], {})) {
       auto it = conns.find(id);
       if (it == conns.end() || it->second->st != St::kApproval) continue;
       if (yes) {
@@ -555,7 +684,7 @@ void Proxy::Impl::on_resolved(Resolved r) {
   // resolves to both a public and a local address is a rebinding attempt).
   for (const auto& a : r.addrs) {
     std::string bytes = addr_bytes(a);
-    NetDecision d = check_resolved(cfg.policy, c.host, addr_text(a), bytes, own().count(bytes) > 0, c.port);
+    NetDecision d = check_resolved(c.t->cfg.policy, c.host, addr_text(a), bytes, own().count(bytes) > 0, c.port);
     if (!d.allow) {
       refuse(c, d.reason, "");
       return;
@@ -637,7 +766,7 @@ void Proxy::Impl::on_event(Conn& c, bool upstream, std::uint32_t ev) {
         return;
       }
       c.in.append(buf, static_cast<size_t>(n));
-      if (c.in.size() > cfg.max_head + 8192) {
+      if (c.in.size() > limits.max_head + 8192) {
         fail(c, http_error(431, "Request Header Fields Too Large", "request head too large"), 0x01);
         return;
       }

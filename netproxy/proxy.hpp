@@ -40,9 +40,27 @@ struct ProxyStats {
   std::atomic<unsigned long long> bytes{0};
 };
 
+// What the loop bounds for every run it serves.
+struct Limits {
+  size_t max_connections = 4096;
+  size_t max_head = 65536;
+  double head_timeout_s = 30;
+};
+
 class Proxy {
  public:
+  // One run's proxy: its listeners and policy (what `wavebox run` uses).
   static Result<std::unique_ptr<Proxy>> start(ProxyConfig config, sys::Fd http_listener, sys::Fd socks_listener);
+  // One loop for many runs (serve): each run attaches its own listeners, from its own network
+  // namespace, with its own policy; what a listener accepts is that run's, whatever the client
+  // inside says. Started once, never restarted.
+  static Result<std::unique_ptr<Proxy>> start_shared(Limits limits = {});
+  // From any thread. The config's limits are the loop's (start_shared's).
+  Result<std::uint64_t> attach(ProxyConfig config, sys::Fd http_listener, sys::Fd socks_listener);
+  // Closes that run's listeners and connections; returns once nothing of the run is called any
+  // more (its refusal sink, its approval callback).
+  void detach(std::uint64_t tenant);
+  long loop_thread_id() const;  // the loop's thread (the same for every run it serves)
   ~Proxy();
   void stop();
   const ProxyStats& stats() const;

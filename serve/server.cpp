@@ -205,6 +205,7 @@ class Server {
     std::string session, process, key;
     std::function<void(bool)> answer;
   };
+  std::shared_ptr<netproxy::Proxy> proxy_;  // one loop for every session's runs
   std::atomic<bool> approval_{false};
   std::atomic<double> approval_timeout_s_{30};
   std::mutex questions_mu_;
@@ -563,6 +564,7 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
   };
   try {
     engine::RunRequest req = exec_request(p, *policy, cwd);
+    req.shared_proxy = proxy_.get();
     if (approval_) {
       req.ask_network = [this, session = proc->session, process = proc->id](const std::string& host, int port,
                                                                             std::function<void(bool)> answer) {
@@ -665,7 +667,10 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
               {"violationsNotListed", outcome->more},
               {"policyId", policy->policy_id},
               {"timings",
-               {{"prepareMs", prepare_ms}, {"totalMs", ms_since(t0)}, {"serverPid", static_cast<long>(::getpid())}}}};
+               {{"prepareMs", prepare_ms},
+                {"totalMs", ms_since(t0)},
+                {"serverPid", static_cast<long>(::getpid())},
+                {"proxyThread", proxy_ ? engine::proxy_thread_id(*proxy_) : 0L}}}};
     if (outcome->exit_code > 128 && outcome->exit_code < 128 + 65) r["signal"] = outcome->exit_code - 128;
     if (!streamed) {
       r["stdout"] = base64_encode(out_text);
@@ -755,6 +760,14 @@ void Server::end_all() {
 }
 
 int Server::run() {
+  // One proxy for the server's life: every command attaches the listeners of its own network
+  // namespace to it (a connection is that command's session's by where it arrived), so no
+  // command starts or restarts one.
+  if (auto p = engine::start_shared_proxy(); p.ok()) {
+    proxy_ = std::move(*p);
+  } else {
+    cfg_.log->warn("no shared proxy (" + p.error().message + "); each command starts its own");
+  }
   std::string buf;
   char chunk[65536];
   for (;;) {

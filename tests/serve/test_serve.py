@@ -137,6 +137,10 @@ def main():
         ids = [srv.result("command/exec", {"sessionId": "B", "command": ["true"]}) for _ in range(10)]
         check("ten commands: the same policyId", len({r["policyId"] for r in ids}) == 1)
         check("ten commands: the same server process", len({r["timings"]["serverPid"] for r in ids}) == 1)
+        threads = {r["timings"]["proxyThread"] for r in ids} | {ra["timings"]["proxyThread"], rb["timings"]["proxyThread"]}
+        tid = next(iter(threads))
+        check("ten commands and both sessions: one proxy, never restarted (the same loop thread of the server)",
+              len(threads) == 1 and tid > 0 and os.path.exists(f"/proc/{srv.p.pid}/task/{tid}"))
 
         # 50 concurrent commands over 5 sessions; nothing leaks.
         for n in "DEFGH":
