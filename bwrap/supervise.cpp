@@ -596,6 +596,29 @@ Performed Supervisor::perform_symlink(pid_t pid, int nr, const unsigned long lon
   return done_with(r, ::symlinkat(target.c_str(), p.fd.get(), p.name.c_str()));
 }
 
+// Another name for a late-guarded file (no mount refuses it: EXDEV, as across mounts) or for a
+// repository's config or hooks (writable once they are guarded, from the next run on) is
+// refused; so is a source whose path cannot be told.
+bool Supervisor::refuse_link_source(Performed& r, const std::string& from) {
+  if (from.empty() || from[0] != '/') {
+    r = failed(r, EXDEV);
+    return true;
+  }
+  std::string why;
+  int err = 0;
+  if (const Late* l = late_guard(from, false)) {
+    why = l->why;
+    err = EXDEV;
+  } else if (why = link_source_refusal(from); !why.empty()) {
+    err = EPERM;
+  }
+  if (why.empty()) return false;
+  r = failed(r, err);
+  r.refused = why;
+  r.path = from;
+  return true;
+}
+
 Performed Supervisor::perform_link(pid_t pid, int nr, const unsigned long long* a) {
   bool at = nr == SYS_linkat;
   long long olddir = at ? dirfd_arg(a[0]) : AT_FDCWD;
@@ -614,43 +637,14 @@ Performed Supervisor::perform_link(pid_t pid, int nr, const unsigned long long* 
     // The caller's descriptor itself.
     src.reset(::open(fmt::format("/proc/{}/fd/{}", pid, static_cast<int>(olddir)).c_str(), O_PATH | O_CLOEXEC));
     if (!src.valid()) return failed(r, errno == ENOENT ? EBADF : errno);
-    // What that descriptor is, checked as a path would be: another name for a late-guarded file
-    // (no mount to refuse it) or for a repository's config or hooks would stay writable.
+    // What that descriptor is, checked as a path would be (an unlinked O_TMPFILE has no name).
     struct stat st;
     if (::fstat(src.get(), &st) != 0) return failed(r, errno);
-    if (st.st_nlink > 0) {
-      std::string from = fd_path(src.get());
-      if (from.empty() || from[0] != '/') return failed(r, EXDEV);
-      if (const Late* l = late_guard(from, false)) {
-        r = failed(r, EXDEV);
-        r.refused = l->why;
-        r.path = from;
-        return r;
-      }
-      if (std::string why = link_source_refusal(from); !why.empty()) {
-        r = failed(r, EPERM);
-        r.refused = why;
-        r.path = from;
-        return r;
-      }
-    }
+    if (st.st_nlink > 0 && refuse_link_source(r, fd_path(src.get()))) return r;
   } else {
     Parent op;
     if (int err = parent_of(pid, olddir, p1, op)) return failed(r, err);
-    // Another name for a repository's config or hooks would stay writable once they are guarded
-    // (a repository made in this run is guarded from the next run on).
-    if (const Late* l = late_guard(paths::join(op.path, op.name), false)) {
-      r = failed(r, EXDEV);  // another name for it would be writable: as across mounts
-      r.refused = l->why;
-      r.path = paths::join(op.path, op.name);
-      return r;
-    }
-    if (std::string why = link_source_refusal(paths::join(op.path, op.name)); !why.empty()) {
-      r = failed(r, EPERM);
-      r.refused = why;
-      r.path = paths::join(op.path, op.name);
-      return r;
-    }
+    if (refuse_link_source(r, paths::join(op.path, op.name))) return r;
     if (!(flags & AT_SYMLINK_FOLLOW)) {
       return done_with(r, ::linkat(op.fd.get(), op.name.c_str(), np.fd.get(), np.name.c_str(), 0));
     }
@@ -658,21 +652,7 @@ Performed Supervisor::perform_link(pid_t pid, int nr, const unsigned long long* 
     long fd = openat2_in(root(pid), full, O_PATH | O_CLOEXEC, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
     if (fd < 0) return failed(r, errno);
     src.reset(static_cast<int>(fd));
-    // Where the link led: checked as the name itself was.
-    std::string to = fd_path(src.get());
-    if (to.empty() || to[0] != '/') return failed(r, EXDEV);
-    if (const Late* l = late_guard(to, false)) {
-      r = failed(r, EXDEV);
-      r.refused = l->why;
-      r.path = to;
-      return r;
-    }
-    if (std::string why = link_source_refusal(to); !why.empty()) {
-      r = failed(r, EPERM);
-      r.refused = why;
-      r.path = to;
-      return r;
-    }
+    if (refuse_link_source(r, fd_path(src.get()))) return r;  // where the link led, as the name
   }
   return done_with(r, ::linkat(AT_FDCWD, fmt::format("/proc/self/fd/{}", src.get()).c_str(), np.fd.get(),
                                np.name.c_str(), AT_SYMLINK_FOLLOW));
