@@ -12,8 +12,8 @@ namespace {
 
 // The options of run, wrap and decide that take a value (the next word when not --opt=value).
 bool takes_value(const std::string& opt) {
-  for (const char* o :
-       {"--settings", "--cwd", "--pass-env", "--allow-domain", "--network", "--allow-write", "--report-json", "-c"}) {
+  for (const char* o : {"--settings", "--cwd", "--pass-env", "--allow-domain", "--network", "--allow-write",
+                        "--report-json", "--audit-log", "-c"}) {
     if (opt == o) return true;
   }
   return false;
@@ -43,6 +43,7 @@ void add_common(CLI::App* sub, wb::cli::Options& o) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub->add_flag("--network-only", o.network_only, "filesystem rules off, network rules on");
   sub->add_option("--report-json", o.report_json, "write a JSON report to FILE or fd:N");
+  sub->add_option("--audit-log", o.audit_log, "append one JSON line for this run to FILE (as sandbox.auditLog)");
   sub->add_flag("--approve", o.approve, "the caller already has the user's approval for an ask rule");
   sub->add_flag("--no-prompt", o.no_prompt, "never ask on the terminal: an ask rule without --approve is exit 125");
   sub->add_flag("-v,--verbose", o.verbose, "say what wavebox does");

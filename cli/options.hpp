@@ -16,6 +16,7 @@ struct Options {
   std::string network;                     // --network: "" (as the settings say), "off", "allowlist"
   bool network_only = false;
   std::string report_json;
+  std::string audit_log;  // --audit-log FILE
   bool approve = false;
   bool no_prompt = false;  // --no-prompt: never ask on the terminal
   bool verbose = false;

@@ -7,19 +7,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/options.hpp"
 #include "cli/setup.hpp"
 #include "core/decision.hpp"
 #include "core/log.hpp"
+#include "core/paths.hpp"
 #include "core/shell_split.hpp"
 #include "core/sys/fs.hpp"
 #include "core/sys/platform.hpp"
 #include "core/violations.hpp"
+#include "engine/audit.hpp"
 #include "engine/engine.hpp"
 
 extern char** environ;
@@ -104,27 +109,59 @@ int cmd_run(const Options& o) {
     if (!report.wanted()) return;
     if (auto st = report.write(r); !st) log::warn(st.error().message);
   };
+  // sandbox.auditLog and --audit-log: one line for every outcome, the command's or why it did not run.
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<std::string> audit_paths;
+  if (!o.audit_log.empty()) audit_paths.push_back(paths::resolve(o.audit_log, "", sys::current_dir()));
+  engine::AuditRecord audit;
+  audit.argv = o.command;
+  audit.cwd = o.cwd.empty() ? sys::current_dir() : o.cwd;
+  auto write_audit = [&](std::optional<int> exit_code) {
+    if (audit_paths.empty()) return;
+    audit.decision = r.decision;
+    audit.reason = r.reason;
+    audit.sandboxed = r.sandboxed;
+    audit.exit_code = exit_code;
+    audit.duration_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    audit.violations = r.violations;
+    audit.more = r.more;
+    audit.error = r.error;
+    for (const auto& p : audit_paths) {
+      if (auto st = engine::append_audit(p, audit); !st) log::warn(st.error().message);
+    }
+  };
   // The command did not run: said on stderr, and in the report (what an agent most needs).
   auto failed = [&](const Error& e) {
     r.exit_code = report_error(e);
     r.error = e.message;
     if (e.kind == ErrorKind::kDenied) r.decision = e.message.find("approval") != std::string::npos ? "ask" : "deny";
     write_report();
+    write_audit(r.exit_code);
     return r.exit_code;
   };
   auto env = load_environment(o);
   if (!env.ok()) return failed(env.error());
+  if (const auto& a = env->settings.sandbox.audit_log;
+      a && std::find(audit_paths.begin(), audit_paths.end(), *a) == audit_paths.end()) {
+    audit_paths.push_back(*a);
+  }
   const ResourceSettings res = env->settings.sandbox.resources;
   auto req = run_request(o, std::move(*env));
+  if (!audit_paths.empty()) req.audit_log = audit_paths[0];
+  audit.argv = req.argv;
+  audit.cwd = req.cwd;
+  audit.command_line = req.command_line;
   req.approve = [&o, line = req.command_line](const Decision& d) { return approved(o, d, line); };
   auto prepared = engine::prepare(std::move(req));
   if (!prepared.ok()) return failed(prepared.error());
   r.decision = prepared->decision.decision;
   r.reason = prepared->decision.reason;
+  audit.rule = prepared->decision.matched_rule;
   if (!prepared->sandboxed) {
     log::info("running the command UNSANDBOXED: " + r.reason);
     r.exit_code = -1;  // the command replaces wavebox: its status is not known here
     write_report();
+    write_audit(std::nullopt);
     sigs.restore();  // the command gets the signal mask wavebox was given
     return exec_unsandboxed(o, prepared->unsandboxed.command);
   }
@@ -147,6 +184,7 @@ int cmd_run(const Options& o) {
   r.more = outcome->more;
   r.elapsed_ms = outcome->elapsed_ms;
   write_report();
+  write_audit(outcome->exit_code);
   return outcome->exit_code;
 }
 

@@ -92,6 +92,9 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
   for (const auto& f : ctx.program_files) {
     add_guard(p.deny_write, {f, LeafType::kFile, true, "", "a program wavebox runs outside the sandbox"});
   }
+  for (const auto& f : ctx.audit_files) {
+    add_guard(p.deny_write, {f, LeafType::kFile, true, "", "wavebox's audit log"});
+  }
   for (const auto& e : protected_table()) {
     std::string why = fmt::format("protected: {}", e.runs_it);
     if (e.scope == ProtectScope::kHome) add_guard(p.deny_write, {paths::join(ctx.home, e.rel), e.type, true, "", why});

@@ -39,6 +39,7 @@ struct PolicyContext {
   std::vector<std::string> settings_files;  // read or discoverable: always write-protected
   std::vector<std::string> extra_writable;  // --allow-write
   std::vector<std::string> program_files;   // programs wavebox runs (itself, its shim, bwrap)
+  std::vector<std::string> audit_files;     // sandbox.auditLog, --audit-log: evidence, never writable
 };
 
 struct FsPolicy {

@@ -64,6 +64,7 @@ const std::vector<Field> kSandboxFields = {
     {"filesystem", Type::kObject, &kFilesystemFields},
     {"enableWeakerNestedSandbox", Type::kBool},
     {"bwrapPath", Type::kPath},
+    {"auditLog", Type::kPath},
     {"passEnvironment", Type::kStringList},
     {"mode", Type::kMode},
     {"resources", Type::kObject, &kResourceFields},
@@ -326,6 +327,7 @@ Settings convert(const json& merged) {
   get_if(fs, "disabled", o.filesystem.disabled);
   get_if(sb, "enableWeakerNestedSandbox", o.enable_weaker_nested_sandbox);
   get_opt(sb, "bwrapPath", o.bwrap_path);
+  get_opt(sb, "auditLog", o.audit_log);
   o.pass_environment = strings(sb, "passEnvironment");
   if (sb.contains("mode")) {
     auto m = sb["mode"].get<std::string>();
@@ -468,7 +470,9 @@ Result<Settings> load_settings(const std::vector<SettingsSource>& sources, const
       if (sb.contains("network") && sb["network"].contains("allowUnixSockets")) {
         resolve_list(sb["network"]["allowUnixSockets"], home, dir);
       }
-      if (sb.contains("bwrapPath")) sb["bwrapPath"] = paths::resolve(sb["bwrapPath"].get<std::string>(), home, dir);
+      for (const char* k : {"bwrapPath", "auditLog"}) {
+        if (sb.contains(k) && sb[k].is_string()) sb[k] = paths::resolve(sb[k].get<std::string>(), home, dir);
+      }
     }
     if (doc.contains("permissions")) {
       for (const char* k : {"allow", "deny", "ask"}) {

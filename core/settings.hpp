@@ -50,6 +50,7 @@ struct SandboxSettings {
   FilesystemSettings filesystem;
   bool enable_weaker_nested_sandbox = false;
   std::optional<std::string> bwrap_path;
+  std::optional<std::string> audit_log;  // sandbox.auditLog: one JSON line per run, appended
   // Credential variables (core/secrets.hpp) that reach the command anyway: names or PREFIX*.
   std::vector<std::string> pass_environment;
   Mode mode = Mode::kCompat;

@@ -209,6 +209,8 @@ Result<PolicyContext> policy_context(const RunRequest& req, const sys::StateDir&
     if (std::string shim = lnx::shim_path(); !shim.empty()) ctx.program_files.push_back(shim);
   }
   if (req.settings.sandbox.bwrap_path) ctx.program_files.push_back(*req.settings.sandbox.bwrap_path);
+  if (req.settings.sandbox.audit_log) ctx.audit_files.push_back(*req.settings.sandbox.audit_log);
+  if (!req.audit_log.empty()) ctx.audit_files.push_back(req.audit_log);
   ctx.extra_writable = req.extra_writable;
   return ctx;
 }

@@ -57,6 +57,7 @@ struct RunRequest {
   // A proxy loop shared by many runs (serve): the run attaches its listeners to it instead of
   // starting a proxy of its own. It must outlive the run.
   netproxy::Proxy* shared_proxy = nullptr;
+  std::string audit_log;  // --audit-log (besides sandbox.auditLog): guarded in the sandbox
   const Logger* log = &log::process();
 };
 

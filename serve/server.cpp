@@ -23,6 +23,7 @@
 #include "core/shell_split.hpp"
 #include "core/sys/fd.hpp"
 #include "core/sys/fs.hpp"
+#include "engine/audit.hpp"
 #include "engine/engine.hpp"
 #include "serve/session.hpp"
 
@@ -562,9 +563,22 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
     procs_.erase(proc->id);
     if (--workers_ == 0) workers_done_.notify_all();
   };
+  // sandbox.auditLog of the session's settings: one line for every command, as for `run`.
+  engine::AuditRecord audit;
+  auto write_audit = [&](std::optional<int> exit_code, const std::string& error) {
+    const auto& path = policy->settings.sandbox.audit_log;
+    if (!path) return;
+    audit.exit_code = exit_code;
+    audit.error = error;
+    audit.duration_ms = ms_since(t0);
+    if (auto st = engine::append_audit(*path, audit); !st) cfg_.log->warn(st.error().message);
+  };
   try {
     engine::RunRequest req = exec_request(p, *policy, cwd);
     req.shared_proxy = proxy_.get();
+    audit.cwd = req.cwd;
+    audit.argv = req.argv;
+    audit.command_line = req.command_line;
     if (approval_) {
       req.ask_network = [this, session = proc->session, process = proc->id](const std::string& host, int port,
                                                                             std::function<void(bool)> answer) {
@@ -594,7 +608,10 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
     auto prepared = engine::prepare(std::move(req));
     if (!prepared.ok()) {
       const Error& e = prepared.error();
+      if (e.kind == ErrorKind::kDenied)
+        audit.decision = e.message.find("approval") != std::string::npos ? "ask" : "deny";
       if (e.kind == ErrorKind::kNotFound || e.kind == ErrorKind::kNotExecutable) {
+        write_audit(e.kind == ErrorKind::kNotFound ? 127 : 126, e.message);
         respond(id, {{"processId", proc->id},
                      {"exitCode", e.kind == ErrorKind::kNotFound ? 127 : 126},
                      {"sandboxed", false},
@@ -608,10 +625,15 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
       int code = e.kind == ErrorKind::kDenied
                      ? (e.message.find("needs the user's approval") != std::string::npos ? kNeedsApproval : kDenied)
                      : kRunFailed;
+      write_audit(std::nullopt, e.message);
       throw RpcError{code, e.message};
     }
     const std::string decision = prepared->decision.decision;
     const bool sandboxed = prepared->sandboxed;
+    audit.decision = decision;
+    audit.rule = prepared->decision.matched_rule;
+    audit.reason = prepared->decision.reason;
+    audit.sandboxed = sandboxed;
     const double prepare_ms = ms_since(t0);
     std::string out_text, err_text;
     bool out_cut = false, err_cut = false;
@@ -656,7 +678,10 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
     if (feeder.joinable()) feeder.join();
     po.join();
     pe.join();
-    if (!outcome.ok()) throw RpcError{kRunFailed, outcome.error().message};
+    if (!outcome.ok()) {
+      write_audit(std::nullopt, outcome.error().message);
+      throw RpcError{kRunFailed, outcome.error().message};
+    }
     json violations = json::array();
     for (const auto& v : outcome->violations) violations.push_back(v.line());
     json r = {{"processId", proc->id},
@@ -677,6 +702,9 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
       r["stderr"] = base64_encode(err_text);
       if (out_cut || err_cut) r["outputTruncated"] = true;
     }
+    audit.violations = outcome->violations;
+    audit.more = outcome->more;
+    write_audit(outcome->exit_code, "");
     respond(id, std::move(r));
   } catch (const RpcError& e) {
     respond_error(id, e.code, e.message);

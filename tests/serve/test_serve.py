@@ -361,6 +361,16 @@ def approval(env, base, ws):
         r = srv.result("command/exec", {"sessionId": "N", "commandLine": connect(cols[3].port, "denied")}, timeout=30)
         check("approval: a denied host is refused without asking",
               len(srv.requests("network/requestApproval")) == 5 and "403" in out(r) and cols[3].got == [])
+        # sandbox.auditLog of a session: one line per command.
+        audit = os.path.join(base, "serve-audit.jsonl")
+        srv.result("session/open", {"sessionId": "AU", "cwd": ws["G"],
+                                    "settings": {"sandbox": {"enabled": True, "auditLog": audit}}})
+        for _ in range(2):
+            srv.result("command/exec", {"sessionId": "AU", "command": ["sh", "-c", "echo x > /outside-ws; exit 4"]})
+        lines = [json.loads(l) for l in open(audit).read().splitlines()] if os.path.exists(audit) else []
+        check("audit: a session's auditLog gets one line per command, with its exit status and violations",
+              len(lines) == 2 and all(l["exitCode"] == 4 and l["sandboxed"] for l in lines)
+              and any("/outside-ws" in v for v in lines[0]["violations"]))
     finally:
         srv.close(20)
         for c in cols:

@@ -1,0 +1,63 @@
+#include "engine/audit.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "core/sys/fd.hpp"
+
+namespace wb::engine {
+
+std::string audit_line(const AuditRecord& r, double unix_time) {
+  nlohmann::json j;
+  time_t secs = static_cast<time_t>(unix_time);
+  struct tm tm {};
+  ::gmtime_r(&secs, &tm);
+  char when[40];
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+  j["time"] = fmt::format("{}.{:03d}Z", when, static_cast<int>((unix_time - static_cast<double>(secs)) * 1000));
+  j["cwd"] = r.cwd;
+  j["command"] = r.argv;
+  j["commandLine"] = r.command_line;
+  auto opt = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
+  j["decision"] = opt(r.decision);
+  j["rule"] = opt(r.rule);
+  j["reason"] = r.reason;
+  j["sandboxed"] = r.sandboxed;
+  j["exitCode"] = r.exit_code ? nlohmann::json(*r.exit_code) : nlohmann::json(nullptr);
+  j["durationMs"] = r.duration_ms;
+  j["violations"] = nlohmann::json::array();
+  for (const auto& v : r.violations) j["violations"].push_back(v.line());
+  j["violationsNotListed"] = r.more;
+  j["error"] = opt(r.error);
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+Status append_audit(const std::string& path, const AuditRecord& r) {
+  struct timespec now;
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  const std::string line = audit_line(r, static_cast<double>(now.tv_sec) + now.tv_nsec / 1e9);
+  // O_NONBLOCK: a FIFO planted in its place must not hold the run; it is refused below.
+  sys::Fd fd(
+      ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0600));
+  if (!fd.valid()) {
+    return make_error(ErrorKind::kSystem, fmt::format("audit log \"{}\": {}", path, std::strerror(errno)));
+  }
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return make_error(ErrorKind::kSystem, fmt::format("audit log \"{}\" is not a regular file; not written", path));
+  }
+  ssize_t n = ::write(fd.get(), line.data(), line.size());
+  if (n != static_cast<ssize_t>(line.size())) {
+    return make_error(ErrorKind::kSystem, fmt::format("audit log \"{}\": short write", path));
+  }
+  return ok_status();
+}
+
+}  // namespace wb::engine

@@ -1,0 +1,32 @@
+#pragma once
+// sandbox.auditLog / --audit-log: one JSON line per run, for CI evidence. The file is a
+// protected path in every sandbox (engine/engine.cpp, policy_context), so a command can neither
+// forge nor erase its own record.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+#include "core/violations.hpp"
+
+namespace wb::engine {
+
+struct AuditRecord {
+  std::string cwd;
+  std::vector<std::string> argv;
+  std::string command_line;
+  std::string decision, rule, reason;  // as `wavebox decide` gives them ("" when none was made)
+  bool sandboxed = false;
+  std::optional<int> exit_code;  // none when an unsandboxed command replaced wavebox
+  double duration_ms = 0;
+  std::vector<Violation> violations;
+  size_t more = 0;
+  std::string error;  // why the command did not run
+};
+
+std::string audit_line(const AuditRecord& r, double unix_time);
+// Appends the record with one write (O_APPEND), never through a symbolic link, only to a
+// regular file (created 0600).
+Status append_audit(const std::string& path, const AuditRecord& r);
+
+}  // namespace wb::engine
