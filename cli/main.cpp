@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
   CLI::App* connect = nullptr;
   CLI::App* doctor = nullptr;
   CLI::App* serve = nullptr;
+  CLI::Option* learn_opt = nullptr;
   if (wanted("run")) {
     run = app.add_subcommand("run", "run a command sandboxed");
     run->footer(
@@ -84,6 +85,10 @@ int main(int argc, char** argv) {
         "125 the command did not run (settings, a deny or ask rule, the sandbox); 126 not executable; 127 not found.");
     add_common(run, o);
     run->add_option("-c", o.shell_command, "run this string through bash (or /bin/sh)");
+    learn_opt = run->add_option("--learn", o.learn_file,
+                                "after the run, print the settings that would have allowed what was refused "
+                                "(--learn=FILE: write them there as a settings file to review)")
+                    ->expected(0, 1);
     run->add_option("command", o.command, "the command and its arguments (after --)");
   }
   if (wanted("wrap")) {
@@ -167,6 +172,7 @@ int main(int argc, char** argv) {
   wb::log::set_verbose(o.verbose);
   if (ours != argc) o.command.insert(o.command.end(), after.begin(), after.end());
 
+  o.learn = learn_opt && learn_opt->count() > 0;
   if (run && run->parsed()) return wb::cli::cmd_run(o);
   if (wrap && wrap->parsed()) return wb::cli::cmd_wrap(o);
   if (decide && decide->parsed()) return wb::cli::cmd_decide(o);

@@ -16,7 +16,9 @@ struct Options {
   std::string network;                     // --network: "" (as the settings say), "off", "allowlist"
   bool network_only = false;
   std::string report_json;
-  std::string audit_log;  // --audit-log FILE
+  std::string audit_log;   // --audit-log FILE
+  bool learn = false;      // --learn[=FILE]
+  std::string learn_file;  // where --learn=FILE writes the settings ("" : printed on stderr)
   bool approve = false;
   bool no_prompt = false;  // --no-prompt: never ask on the terminal
   bool verbose = false;

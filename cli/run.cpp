@@ -18,6 +18,7 @@
 #include "cli/options.hpp"
 #include "cli/setup.hpp"
 #include "core/decision.hpp"
+#include "core/learn.hpp"
 #include "core/log.hpp"
 #include "core/paths.hpp"
 #include "core/shell_split.hpp"
@@ -100,6 +101,66 @@ struct ForwardedSignals {
 
 }  // namespace
 
+// --learn: what would have allowed what was refused, never a protected path, a credential, a
+// directory on PATH or wavebox's own files. The command chose what it tried, so every line is
+// for the user to review.
+void print_learned(const Options& o, const std::vector<Violation>& refused, const std::string& home,
+                   const std::string& workspace, const std::vector<std::string>& settings_files,
+                   const std::vector<std::string>& deny_read) {
+  LearnContext ctx{home, workspace, settings_files, deny_read};
+  if (auto st = sys::ensure_state_dir(); st.ok()) {
+    ctx.never.push_back(st->root);
+    ctx.never.push_back(st->base);
+  }
+  if (const char* path = std::getenv("PATH")) {
+    std::string list = path;
+    for (size_t pos = 0; pos <= list.size();) {
+      size_t end = list.find(':', pos);
+      if (end == std::string::npos) end = list.size();
+      std::string dir = list.substr(pos, end - pos);
+      if (!dir.empty() && dir[0] == '/' && !paths::is_within(dir, workspace)) ctx.never.push_back(dir);
+      pos = end + 1;
+    }
+  }
+  Learned l = learn_from(refused, ctx);
+  // A writable path must exist for the sandbox to bind it: a directory the command could not
+  // make is suggested as its nearest existing ancestor, unless that is too broad to name.
+  for (auto& w : l.allow_write) {
+    std::string at = w;
+    while (!sys::exists(at) && at != "/") at = paths::parent(at);
+    if (at == w) continue;
+    if (at == "/" || at == home || paths::parent(at) == "/") {
+      l.not_suggested.push_back(w + ": does not exist (make it first, then allow it)");
+      w.clear();
+    } else {
+      w = at;
+    }
+  }
+  std::erase_if(l.allow_write, [](const std::string& w) { return w.empty(); });
+  for (const auto& n : l.not_suggested) std::fprintf(stderr, "wavebox: learn: not suggested: %s\n", n.c_str());
+  if (l.empty()) {
+    std::fprintf(stderr, "wavebox: learn: %s\n",
+                 refused.empty() ? "nothing was refused" : "nothing to suggest (see above)");
+    return;
+  }
+  const std::string text = learned_settings_json(l);
+  if (!o.learn_file.empty()) {
+    std::string file = paths::resolve(o.learn_file, home, sys::current_dir());
+    if (auto st = sys::write_file_atomic(file, text); !st) {
+      log::warn("learn: " + st.error().message);
+    } else {
+      std::fprintf(stderr, "wavebox: learn: wrote %s; review it, then run with --settings <yours> --settings %s\n",
+                   file.c_str(), file.c_str());
+    }
+    return;
+  }
+  std::fprintf(
+      stderr,
+      "wavebox: learn: these additions would have allowed what was refused (review each; the command "
+      "chose what it tried). Merged after your settings (--settings yours --settings this), arrays add up:\n%s",
+      text.c_str());
+}
+
 int cmd_run(const Options& o) {
   ForwardedSignals sigs;
   const ReportTarget report = o.report_json.empty() ? ReportTarget() : ReportTarget(o.report_json);
@@ -147,6 +208,9 @@ int cmd_run(const Options& o) {
   }
   const ResourceSettings res = env->settings.sandbox.resources;
   auto req = run_request(o, std::move(*env));
+  const std::string learn_home = req.home;
+  const std::vector<std::string> learn_settings = req.settings_files;
+  const std::vector<std::string> learn_deny_read = req.settings.sandbox.filesystem.deny_read;
   if (!audit_paths.empty()) req.audit_log = audit_paths[0];
   audit.argv = req.argv;
   audit.cwd = req.cwd;
@@ -185,6 +249,7 @@ int cmd_run(const Options& o) {
   r.elapsed_ms = outcome->elapsed_ms;
   write_report();
   write_audit(outcome->exit_code);
+  if (o.learn) print_learned(o, outcome->violations, learn_home, audit.cwd, learn_settings, learn_deny_read);
   return outcome->exit_code;
 }
 

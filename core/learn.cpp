@@ -1,0 +1,126 @@
+// pure
+#include "core/learn.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "core/paths.hpp"
+#include "core/protect.hpp"
+#include "core/settings.hpp"
+
+namespace wb {
+namespace {
+
+void add_unique(std::vector<std::string>& v, const std::string& s) {
+  if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
+}
+
+// Why a path is never suggested ("" when it may be): what runs or trusts it later (the
+// persistence table, any repository's insides), wavebox's own files, credential locations.
+std::string never_why(const std::string& path, const LearnContext& ctx, bool read) {
+  for (std::string p = path; p != "/" && !p.empty(); p = paths::parent(p)) {
+    const std::string part = paths::basename(p);
+    if (part == ".git") return "inside a repository's git directory (git runs or trusts what is there)";
+    if (is_protected_name(part)) return "a protected name (" + part + ")";
+  }
+  for (const auto& e : protected_table()) {
+    std::string base = e.scope == ProtectScope::kHome        ? ctx.home
+                       : e.scope == ProtectScope::kWorkspace ? ctx.workspace
+                                                             : "";
+    if (base.empty()) continue;
+    std::string p = paths::join(base, e.rel);
+    if (paths::is_within(path, p)) return std::string("protected: ") + e.runs_it;
+  }
+  for (const auto& n : ctx.never) {
+    if (paths::is_within(path, n) || paths::is_within(n, path)) return "wavebox's own files or settings";
+  }
+  if (read) {
+    for (const auto& rel : sensitive_home_paths()) {
+      if (paths::is_within(path, paths::join(ctx.home, rel))) return "a credential location";
+    }
+  }
+  return "";
+}
+
+// Where a refused write should be allowed: the directory it was made in, unless that is too
+// broad to name (the root, home, a top-level system directory): then the file itself.
+std::string write_root(const std::string& path, const LearnContext& ctx) {
+  std::string dir = paths::parent(path);
+  if (dir == "/" || dir == ctx.home || paths::parent(dir) == "/" || dir.empty()) return path;
+  return dir;
+}
+
+}  // namespace
+
+Learned learn_from(const std::vector<Violation>& refused, const LearnContext& ctx) {
+  Learned l;
+  for (const auto& v : refused) {
+    if (v.operation == "file-write" || v.operation == "file-read") {
+      const bool read = v.operation == "file-read";
+      if (v.target.empty() || v.target[0] != '/') continue;
+      if (std::string why = never_why(v.target, ctx, read); !why.empty()) {
+        add_unique(l.not_suggested, v.target + ": " + why);
+        continue;
+      }
+      if (!read && !ctx.workspace.empty() && paths::is_within(v.target, ctx.workspace)) {
+        // The workspace is writable: what was refused there was refused by a guard (a
+        // repository's files, a protected name, denyWrite), which no suggestion lifts.
+        add_unique(l.not_suggested, v.target + ": guarded inside the workspace");
+        continue;
+      }
+      if (!v.reason.empty() && !read) {
+        // Refused by a rule of its own (a protected file found in the tree, a FIFO of the host):
+        // not a question of where the sandbox may write.
+        add_unique(l.not_suggested, v.target + ": " + v.reason);
+        continue;
+      }
+      if (read && std::find(ctx.deny_read.begin(), ctx.deny_read.end(), v.target) != ctx.deny_read.end()) {
+        // At one path a denyRead beats an allowRead: no addition lifts it.
+        add_unique(l.not_suggested, v.target + ": named by denyRead itself (remove it there to read it)");
+        continue;
+      }
+      if (read) {
+        add_unique(l.allow_read, v.target);
+      } else {
+        add_unique(l.allow_write, write_root(v.target, ctx));
+      }
+    } else if (v.operation == "network-outbound") {
+      if (v.target.rfind("unix:", 0) == 0) {
+        add_unique(l.not_suggested, v.target + ": a host socket (allowUnixSockets, if you trust it)");
+        continue;
+      }
+      if (v.reason.find("not on the allow list") == std::string::npos) {
+        add_unique(l.not_suggested, v.target + (v.reason.empty() ? "" : ": " + v.reason));
+        continue;
+      }
+      std::string host = v.target;
+      std::string port;
+      if (auto c = host.rfind(':'); c != std::string::npos && host.back() != ']') {
+        port = host.substr(c + 1);
+        host = host.substr(0, c);
+      }
+      // A host's usual ports need none; another is named (the grammar's host:port).
+      add_unique(l.allowed_domains, port.empty() || port == "443" || port == "80" ? host : host + ":" + port);
+    }
+  }
+  // A directory suggested covers what lies below it.
+  std::vector<std::string> kept;
+  for (const auto& w : l.allow_write) {
+    bool covered = std::any_of(l.allow_write.begin(), l.allow_write.end(),
+                               [&](const std::string& o) { return o != w && paths::is_within(w, o); });
+    if (!covered) kept.push_back(w);
+  }
+  l.allow_write = kept;
+  return l;
+}
+
+std::string learned_settings_json(const Learned& l) {
+  nlohmann::json j;
+  j["sandbox"]["enabled"] = true;
+  if (!l.allow_write.empty()) j["sandbox"]["filesystem"]["allowWrite"] = l.allow_write;
+  if (!l.allow_read.empty()) j["sandbox"]["filesystem"]["allowRead"] = l.allow_read;
+  if (!l.allowed_domains.empty()) j["sandbox"]["network"]["allowedDomains"] = l.allowed_domains;
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace wb
