@@ -302,11 +302,11 @@ rm -rf "$HOME/.codex" "$HOME/.claude" "$HOME/.bash_history"
 # --- Memory: distinct refused paths do not grow wavebox without bound.
 out=$(cd "$WS" && /usr/bin/time -f 'maxrss=%M' "$WAVEBOX" run -- python3 -c "
 import os
-for i in range(60000):
+for i in range(200000):
     try: os.open('/usr/x%d' % i, os.O_CREAT | os.O_WRONLY)
     except OSError: pass" 2>&1)
 rss=$(grep -o 'maxrss=[0-9]*' <<<"$out" | cut -d= -f2)
-check "memory: 60,000 distinct refusals keep wavebox under 64 MiB (${rss} KiB)" [ "${rss:-999999}" -lt 65536 ]
+check "memory: 200,000 distinct refusals keep wavebox under 16 MiB (${rss} KiB)" [ "${rss:-999999}" -lt 16384 ]
 check "memory: the block says how many more" grep -q '\.\.\. [0-9]* more' <<<"$out"
 
 # --- Sockets bound at protected names: bind() makes a name as mkdir does. git's builtin
