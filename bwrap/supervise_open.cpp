@@ -52,14 +52,20 @@ Performed Supervisor::reopen_own_fd(pid_t pid, int n, int flags, const std::stri
   sys::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
   sys::Fd held(pidfd.valid() ? static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), n, 0)) : -1);
   if (!held.valid()) return with_error(r, EBADF);
+  // Reported as the file the descriptor is (what the command wrote to, whatever it called it).
+  const std::string file = fd_path(held.get());
+  if (!file.empty() && file[0] == '/') r.path = file;
   int held_mode = ::fcntl(held.get(), F_GETFL) & O_ACCMODE;
-  if ((flags & O_ACCMODE) != O_RDONLY && held_mode != O_WRONLY && held_mode != O_RDWR) return with_error(r, EACCES);
+  if ((flags & O_ACCMODE) != O_RDONLY && held_mode != O_WRONLY && held_mode != O_RDWR) {
+    r.refused = fmt::format("through {}, a descriptor opened read-only", path);
+    return with_error(r, EACCES);
+  }
   int fd = ::open(fmt::format("/proc/self/fd/{}", held.get()).c_str(),
                   (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return with_error(r, errno);
   if (!(flags & O_NONBLOCK)) (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   r.fd = fd;
-  r.path = path;
+  if (r.path.empty()) r.path = path;
   return r;
 }
 

@@ -59,4 +59,18 @@ check "with 2>&1 the order of stdout and stderr lines is kept" [ "$OUT" = "$(pri
 wb run -- sh -c 'echo > "/etc/evil
 deny file-write /fake" 2>/dev/null; true'
 check "control bytes in paths are escaped" bash -c '! grep -qx "deny file-write /fake" <<<"$0"' "$OUT"
+
+# Exact in both directions: no report for what the mounts did not refuse (existing directories,
+# /dev/null, a FIFO in the workspace), and a write through a descriptor's other names
+# (/proc/self/fd/N, /dev/fd/N) or through a link and .. is reported as the file it is.
+mkfifo "$WS/fifo"
+wb run -- sh -c 'mkdir -p /tmp /usr/lib; echo x > /dev/null; (cat fifo > /dev/null &) ; echo f > fifo; exec 3</etc/hostname
+  echo y > /proc/self/fd/3; echo z > /dev/fd/3; ln -s /usr lnk; echo w > lnk/../usr/wb-dotdot; true'
+check "no false report: mkdir -p of existing directories, /dev/null, a FIFO" \
+  bash -c '! grep -qE "deny file-write (/tmp|/usr/lib|/dev/null|.*/fifo)$" <<<"$0"' "$OUT"
+check "a write through /proc/self/fd/N of a read-only descriptor is reported as its file" \
+  grep -q "deny file-write /etc/hostname (through /proc/self/fd/3" <<<"$OUT"
+check "... and through /dev/fd/N" grep -q "deny file-write /etc/hostname (through /dev/fd/3" <<<"$OUT"
+check "a write through link/.. is reported as the path it reached" grep -q "deny file-write /usr/wb-dotdot" <<<"$OUT"
+rm -f "$WS/fifo" "$WS/lnk"
 finish
