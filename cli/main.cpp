@@ -35,6 +35,9 @@ void add_common(CLI::App* sub, wb::cli::Options& o) {
                   "reach this host (allowedDomains grammar) in this run only, besides the settings (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_flag("--dangerously-allow-network", o.allow_network,
+                "every host through the proxy, for this run only (the deny list and this machine's own "
+                "addresses excepted); never the default");
   sub->add_option("--network", o.network,
                   "off: nothing reachable in this run, no proxy; allowlist: as the settings say")
       ->check(CLI::IsMember({"off", "allowlist"}));

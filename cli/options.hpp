@@ -13,6 +13,7 @@ struct Options {
   std::vector<std::string> allow_write;
   std::vector<std::string> pass_env;       // credential variables passed through anyway
   std::vector<std::string> allow_domains;  // --allow-domain: hosts for this run only
+  bool allow_network = false;              // --dangerously-allow-network: every host, this run only
   std::string network;                     // --network: "" (as the settings say), "off", "allowlist"
   bool network_only = false;
   std::string report_json;

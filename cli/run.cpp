@@ -166,6 +166,7 @@ int cmd_run(const Options& o) {
   const ReportTarget report = o.report_json.empty() ? ReportTarget() : ReportTarget(o.report_json);
   Report r;
   r.extra_domains = o.allow_domains;
+  if (o.allow_network) r.extra_domains.push_back("*");
   auto write_report = [&] {
     if (!report.wanted()) return;
     if (auto st = report.write(r); !st) log::warn(st.error().message);
@@ -278,7 +279,9 @@ int cmd_decide(const Options& o) {
   // A single argument is the command string itself; several are joined like a shell would see them.
   std::string cmd = o.shell_command ? *o.shell_command : (o.command.size() == 1 ? o.command[0] : command_string(o));
   Decision d = engine::decide_here(s, cmd, o.disable_sandbox, log::process());
-  nlohmann::json j = engine::decision_json(d, o.allow_domains);
+  std::vector<std::string> adds = o.allow_domains;
+  if (o.allow_network) adds.push_back("*");  // every host: never a read-only call
+  nlohmann::json j = engine::decision_json(d, adds);
   std::printf("%s\n", j.dump().c_str());
   return 0;
 }

@@ -78,6 +78,15 @@ Result<Environment> load_environment(const Options& o) {
     auto& list = env.settings.sandbox.network.allowed_domains;
     if (std::find(list.begin(), list.end(), d) == list.end()) list.push_back(d);
   }
+  if (o.allow_network) {
+    if (o.network == "off") {
+      return make_error(ErrorKind::kUsage, "--dangerously-allow-network and --network off contradict each other");
+    }
+    env.settings.sandbox.network.allow_all_hosts = true;
+    log::warn(
+        "--dangerously-allow-network: every host is reachable through the proxy in this run (the deny list and "
+        "this machine's own addresses excepted)");
+  }
   std::string here = sys::current_dir();
   for (const auto& w : o.allow_write) env.extra_writable.push_back(paths::resolve(w, env.home, here));
   return env;

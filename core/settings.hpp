@@ -20,6 +20,8 @@ struct NetworkSettings {
   bool allow_local_binding = false;
   std::optional<int> http_proxy_port;
   std::optional<int> socks_proxy_port;
+  // --dangerously-allow-network: every host through the proxy, for one run; never from a file.
+  bool allow_all_hosts = false;
 };
 
 // Paths here are already absolute: resolved against their settings file's directory.

@@ -18,6 +18,7 @@ Result<NetPolicy> make_net_policy(const NetworkSettings& s) {
       out->emplace_back(*pat, e);
     }
   }
+  p.allow_all = s.allow_all_hosts;
   return p;
 }
 
@@ -28,14 +29,19 @@ NetDecision decide_host(const NetPolicy& p, const std::string& host, int port) {
   for (const auto& [pat, text] : p.allowed) {
     if (matches(pat, host, port)) return {true, "allowed", text};
   }
+  if (p.allow_all) return {true, "allowed (--dangerously-allow-network)", "*"};
   return {false, "host is not on the allow list", ""};
 }
 
 NetDecision check_resolved(const NetPolicy& p, const std::string& host, const std::string& address,
-                           const std::string& address_bytes, bool is_own_address, int port) {
+                           const std::string& address_bytes, bool is_own_address, int port, bool literal_approved) {
   if (!is_own_address && !is_local_or_special(address_bytes)) return {true, "allowed", ""};
-  if (address == host) return {true, "allowed", ""};  // the literal itself was allowed
-  NetDecision literal = decide_host(p, address, port);
+  if (address == host && literal_approved) return {true, "allowed", "approved"};
+  // A local address only where the lists name that very literal: "every host"
+  // (--dangerously-allow-network) never covers this machine's or a private network's addresses.
+  NetPolicy named = p;
+  named.allow_all = false;
+  NetDecision literal = decide_host(named, address, port);
   if (literal.allow) return literal;
   return {false, fmt::format("resolves to a local address ({})", address), ""};
 }

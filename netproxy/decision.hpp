@@ -13,6 +13,7 @@ namespace wb::netproxy {
 struct NetPolicy {
   std::vector<std::pair<DomainPattern, std::string>> allowed;  // pattern, as written
   std::vector<std::pair<DomainPattern, std::string>> denied;
+  bool allow_all = false;  // --dangerously-allow-network: every host not denied (NET-7 still holds)
 };
 
 struct NetDecision {
@@ -26,7 +27,10 @@ Result<NetPolicy> make_net_policy(const NetworkSettings& s);
 NetDecision decide_host(const NetPolicy& p, const std::string& host, int port);
 // After resolution (NET-7): an allowed name that resolves to a local or special address is
 // refused unless that very address literal is allowed. `address` is the canonical text form.
+// Only the lists count for that literal, never allow_all; literal_approved: the client approved
+// this very host (serve's network approval), and it is the address itself.
 NetDecision check_resolved(const NetPolicy& p, const std::string& host, const std::string& address,
-                           const std::string& address_bytes, bool is_own_address, int port);
+                           const std::string& address_bytes, bool is_own_address, int port,
+                           bool literal_approved = false);
 
 }  // namespace wb::netproxy

@@ -84,6 +84,7 @@ struct Tenant {
 struct Conn {
   std::uint64_t id = 0;
   Tenant* t = nullptr;
+  bool approved = false;  // let through by the client's answer (serve's network approval)
   Fd client, upstream;
   Proto proto = Proto::kHttp;
   St st = St::kHead;
@@ -602,6 +603,7 @@ void Proxy::Impl::ask_about(Conn& c, const NetDecision& d) {
   Tenant& t = *c.t;
   if (auto it = t.answered.find(key); it != t.answered.end()) {
     if (it->second) {
+      c.approved = true;
       start_resolve(c);
     } else {
       refuse(c, "declined through the approval request", "");
@@ -639,6 +641,7 @@ void Proxy::Impl::on_answers() {
       auto it = conns.find(id);
       if (it == conns.end() || it->second->st != St::kApproval) continue;
       if (yes) {
+        it->second->approved = true;
         start_resolve(*it->second);
       } else {
         refuse(*it->second, "declined through the approval request", "");
@@ -684,7 +687,8 @@ void Proxy::Impl::on_resolved(Resolved r) {
   // resolves to both a public and a local address is a rebinding attempt).
   for (const auto& a : r.addrs) {
     std::string bytes = addr_bytes(a);
-    NetDecision d = check_resolved(c.t->cfg.policy, c.host, addr_text(a), bytes, own().count(bytes) > 0, c.port);
+    NetDecision d =
+        check_resolved(c.t->cfg.policy, c.host, addr_text(a), bytes, own().count(bytes) > 0, c.port, c.approved);
     if (!d.allow) {
       refuse(c, d.reason, "");
       return;

@@ -96,6 +96,22 @@ check "--allow-domain: decide says which hosts the call adds" grep -q '"addsHost
 lab_wb run --settings "$S" --allow-domain '*.com' -- true
 check "--allow-domain: a malformed pattern is exit 125" [ "$RC" -eq 125 ]
 
+# --dangerously-allow-network: every host for one run (never by default); the deny list and NET-7
+# still hold.
+settings '[]' '["denied.test"]'
+lab_wb run --settings "$S" --dangerously-allow-network --report-json "$SCRATCH/all.json" -- sh -c \
+  "curl -s -m 5 http://allowed.test/all-hosts; curl -s -m 5 http://denied.test/all-denied; curl -s -m 5 http://loopname.test/all-loop"
+check "--dangerously-allow-network: a host on no list is reached" received "80 GET /all-hosts"
+check "--dangerously-allow-network: the deny list still wins" bash -c '! grep -q all-denied "$0"' "$LAB_LOG"
+check "--dangerously-allow-network: NET-7 still refuses a name resolving to loopback" \
+  grep -q "deny network-outbound loopname.test:80 (resolves to a local address" <<<"$OUT"
+check "--dangerously-allow-network: it says so on stderr" grep -q "dangerously-allow-network: every host" <<<"$OUT"
+check "--dangerously-allow-network: the report lists \"*\"" grep -q '"extraDomains":\["\*"\]' "$SCRATCH/all.json"
+lab_wb run --settings "$S" -- sh -c "curl -s -m 5 http://allowed.test/all-hosts-2"
+check "--dangerously-allow-network: the next run without it is back to the allowlist" bash -c '! grep -q all-hosts-2 "$0"' "$LAB_LOG"
+lab_wb decide --settings "$S" --dangerously-allow-network -- 'curl http://allowed.test/'
+check "--dangerously-allow-network: decide says the call adds every host" grep -q '"addsHosts":\["\*"\]' <<<"$OUT"
+
 # --network off: nothing at all for this run, whatever the allowlist says.
 settings '["allowed.test"]'
 lab_wb run --settings "$S" --network off -- sh -c "env | grep -ci proxy; curl -s -m 3 http://allowed.test/net-off-1; curl -s -m 3 --noproxy '*' http://$LAB_UP_IP/net-off-2; python3 -c \"

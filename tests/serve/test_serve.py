@@ -291,14 +291,14 @@ def main():
     # SIGKILL of the server: its sandboxes go with it.
     srv3 = Server(WAVEBOX, env=env, cwd=base)
     srv3.result("session/open", {"sessionId": "K", "cwd": ws["B"], "settings": {"sandbox": {"enabled": True}}})
-    srv3.send("command/exec", {"sessionId": "K", "command": ["sh", "-c", "sleep 1.5; touch killed-late"]})
+    srv3.send("command/exec", {"sessionId": "K", "command": ["sh", "-c", "sleep 1.517; touch killed-late"]})
     srv3.send("command/exec", {"sessionId": "K", "command": ["sh", "-c", "sleep 29.715"]})
     time.sleep(0.5)
     srv3.p.kill()
     srv3.p.wait(10)
     time.sleep(2)
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    check("SIGKILL of the server: no command of it left", "sleep 29.715" not in ps and "sleep 1.5" not in ps)
+    check("SIGKILL of the server: no command of it left", "sleep 29.715" not in ps and "sleep 1.517" not in ps)
     check("SIGKILL of the server: nothing ran on afterwards", not os.path.exists(os.path.join(ws["B"], "killed-late")))
     approval(env, base, ws)
     shutil.rmtree(base, ignore_errors=True)

@@ -95,3 +95,24 @@ TEST_CASE("rule grammar") {
   CHECK_FALSE(m("Bash(echo \\*)", "echo x"));
   CHECK_FALSE(parse_bash_rule("Edit(/x)"));
 }
+
+#include "netproxy/decision.hpp"
+
+TEST_CASE("every host (--dangerously-allow-network) never covers a local address") {
+  wb::NetworkSettings ns;
+  ns.denied_domains = {"denied.test"};
+  ns.allow_all_hosts = true;
+  auto p = wb::netproxy::make_net_policy(ns);
+  REQUIRE(p.ok());
+  CHECK(wb::netproxy::decide_host(*p, "anything.test", 443).allow);
+  CHECK_FALSE(wb::netproxy::decide_host(*p, "denied.test", 443).allow);
+  const std::string lo("\x7f\x00\x00\x01", 4);
+  CHECK_FALSE(wb::netproxy::check_resolved(*p, "name.test", "127.0.0.1", lo, false, 80).allow);
+  CHECK_FALSE(wb::netproxy::check_resolved(*p, "127.0.0.1", "127.0.0.1", lo, false, 80).allow);
+  CHECK(wb::netproxy::check_resolved(*p, "127.0.0.1", "127.0.0.1", lo, false, 80, true).allow);
+  ns.allow_all_hosts = false;
+  ns.allowed_domains = {"127.0.0.1:80"};
+  auto named = wb::netproxy::make_net_policy(ns);
+  REQUIRE(named.ok());
+  CHECK(wb::netproxy::check_resolved(*named, "127.0.0.1", "127.0.0.1", lo, false, 80).allow);
+}
