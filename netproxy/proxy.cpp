@@ -79,6 +79,7 @@ struct Tenant {
   Fd http, socks;
   std::map<std::string, bool> answered;                       // host:port -> the client's answer
   std::map<std::string, std::vector<std::uint64_t>> waiting;  // host:port -> connections asking
+  size_t conns = 0;                                           // open connections of this run
 };
 
 struct Conn {
@@ -101,6 +102,12 @@ struct Conn {
   double deadline = 0;
   std::uint32_t client_mask = 0, upstream_mask = 0;
   bool client_added = false, upstream_added = false;  // in the epoll set (perhaps with no events)
+  Conn() = default;
+  Conn(const Conn&) = delete;
+  Conn& operator=(const Conn&) = delete;
+  ~Conn() {
+    if (t && t->conns > 0) --t->conns;  // a connection never outlives its tenant (detach, stop)
+  }
 };
 
 std::string addr_bytes(const Addr& a) {
@@ -291,6 +298,7 @@ void Proxy::Impl::on_control() {
       (void)::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, fd, &ev);
     }
     tenants[t->id] = std::move(t);
+    own_addresses_read = false;  // this host's addresses, read again for each run (a VPN came up)
   }
   for (auto id : drop) {
     for (auto it = conns.begin(); it != conns.end();) {
@@ -403,10 +411,13 @@ void Proxy::Impl::accept_all(Tenant& t, bool socks) {
   for (;;) {
     int fd = ::accept4(lfd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;
-    if (conns.size() >= limits.max_connections) {
+    // A run's share: one run's idle connections must not use up the loop for the others (each
+    // relayed connection holds six descriptors).
+    if (conns.size() >= limits.max_connections || t.conns >= std::max<size_t>(64, limits.max_connections / 4)) {
       ::close(fd);
       continue;
     }
+    ++t.conns;
     auto c = std::make_unique<Conn>();
     c->id = next_id++;
     c->t = &t;
@@ -480,7 +491,10 @@ void Proxy::Impl::update(Conn& c) {
 }
 
 void Proxy::Impl::close_conn(std::uint64_t id) {
-  conns.erase(id);
+  auto it = conns.find(id);
+  if (it == conns.end()) return;
+  if (it->second->st == St::kResolving) resolver.cancel(id);
+  conns.erase(it);
 }
 
 void Proxy::Impl::refuse(Conn& c, const std::string& reason, const std::string& rule) {

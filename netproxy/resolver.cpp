@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <iterator>
 #include <system_error>
 
 namespace wb::netproxy {
@@ -12,15 +13,17 @@ namespace wb::netproxy {
 Resolver::Resolver() : event_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
 
 void Resolver::submit(std::uint64_t id, std::string host, int port) {
+  bool more = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     jobs_.push_back({id, std::move(host), port});
+    more = idle_ < jobs_.size() && threads_.size() < kThreads;
   }
-  if (!thread_.joinable() && !without_thread_) {
+  if (more && !without_thread_) {
     try {
-      thread_ = std::thread([this] { run(); });
+      threads_.emplace_back([this] { run(); });
     } catch (const std::system_error&) {
-      without_thread_ = true;  // a process limit: no lookups at all, rather than a crash
+      if (threads_.empty()) without_thread_ = true;  // a process limit: no lookups, rather than a crash
     }
   }
   if (without_thread_) {
@@ -50,7 +53,15 @@ void Resolver::stop() {
     stopping_ = true;
   }
   cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+}
+
+void Resolver::cancel(std::uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = jobs_.begin(); it != jobs_.end();) it = it->id == id ? jobs_.erase(it) : std::next(it);
 }
 
 void Resolver::run() {
@@ -58,7 +69,9 @@ void Resolver::run() {
     Job job;
     {
       std::unique_lock<std::mutex> lock(mu_);
+      ++idle_;
       cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+      --idle_;
       if (stopping_) return;
       job = std::move(jobs_.front());
       jobs_.pop_front();

@@ -38,6 +38,8 @@ class Resolver {
   void submit(std::uint64_t id, std::string host, int port);
   // The answers so far (call when fd() is readable).
   std::deque<Resolved> take();
+  // A lookup nobody waits for any more (its connection closed) leaves the queue.
+  void cancel(std::uint64_t id);
   // Ends the thread (a lookup under way is waited for). Idempotent.
   void stop();
 
@@ -50,7 +52,11 @@ class Resolver {
   void run();
 
   sys::Fd event_;
-  std::thread thread_;
+  // A few threads: one lookup that never answers must not hold every other run's (a proxy
+  // shared by many runs resolves for all of them).
+  static constexpr size_t kThreads = 4;
+  std::vector<std::thread> threads_;
+  size_t idle_ = 0;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Job> jobs_;

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -204,8 +205,17 @@ class Server {
   void forget_questions(const std::string& process);
   struct Question {
     std::string session, process, key;
+    std::weak_ptr<Session> owner;  // the session as it was asked for (a reopened name is another)
     std::function<void(bool)> answer;
   };
+  // Questions are written by a thread of their own: the proxy's loop (which asks) must never
+  // wait for a client that does not read.
+  void asker();
+  std::deque<json> to_ask_;
+  std::condition_variable ask_cv_;
+  std::thread asker_;
+  bool asker_stop_ = false;  // under questions_mu_
+  static constexpr size_t kQuestionsPerProcess = 64, kQuestions = 1024;
   std::shared_ptr<netproxy::Proxy> proxy_;  // one loop for every session's runs
   std::atomic<bool> approval_{false};
   std::atomic<double> approval_timeout_s_{30};
@@ -277,12 +287,35 @@ void Server::ask_network(const std::string& session, const std::string& process,
   std::string id = fmt::format("wavebox-approval-{}", next_++);
   {
     std::lock_guard<std::mutex> lock(questions_mu_);
-    questions_[id] = {session, process, key, std::move(answer)};
+    // Bounded: a command asking about host after host, or a client that never answers, gets
+    // declines beyond these, not a server that grows.
+    size_t mine = 0;
+    for (const auto& [qid, q] : questions_) mine += q.process == process;
+    if (mine >= kQuestionsPerProcess || questions_.size() >= kQuestions || asker_stop_) {
+      answer(false);
+      return;
+    }
+    questions_[id] = {session, process, key, s, std::move(answer)};
+    to_ask_.push_back({{"jsonrpc", "2.0"},
+                       {"id", id},
+                       {"method", "network/requestApproval"},
+                       {"params", {{"sessionId", session}, {"processId", process}, {"host", host}, {"port", port}}}});
   }
-  out_.send({{"jsonrpc", "2.0"},
-             {"id", id},
-             {"method", "network/requestApproval"},
-             {"params", {{"sessionId", session}, {"processId", process}, {"host", host}, {"port", port}}}});
+  ask_cv_.notify_one();
+}
+
+void Server::asker() {
+  for (;;) {
+    json msg;
+    {
+      std::unique_lock<std::mutex> lock(questions_mu_);
+      ask_cv_.wait(lock, [&] { return asker_stop_ || !to_ask_.empty(); });
+      if (asker_stop_) return;
+      msg = std::move(to_ask_.front());
+      to_ask_.pop_front();
+    }
+    out_.send(msg);
+  }
 }
 
 // The client's answer to one of our requests: {decision: "accept" | "acceptForSession" |
@@ -298,18 +331,14 @@ void Server::on_response(const json& msg) {
     questions_.erase(it);
   }
   std::string decision;
-  if (msg.contains("result") && msg["result"].is_object() && msg["result"].contains("decision") &&
-      msg["result"]["decision"].is_string()) {
+  // An answer is a result and nothing else: one that also carries an error declines.
+  if (!msg.contains("error") && msg.contains("result") && msg["result"].is_object() &&
+      msg["result"].contains("decision") && msg["result"]["decision"].is_string()) {
     decision = msg["result"]["decision"].get<std::string>();
   }
   if (decision == "acceptForSession") {
-    std::shared_ptr<Session> s;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = sessions_.find(q.session);
-      if (it != sessions_.end()) s = it->second;
-    }
-    if (s) {
+    // The session that was asked, not whatever now has its name (closed and opened again).
+    if (std::shared_ptr<Session> s = q.owner.lock()) {
       std::lock_guard<std::mutex> lock(s->approved_mu);
       if (s->approved.size() < 4096) s->approved.insert(q.key);
     }
@@ -317,9 +346,22 @@ void Server::on_response(const json& msg) {
   q.answer(decision == "accept" || decision == "acceptForSession");
 }
 
-void Server::forget_questions(const std::string& process) {
-  std::lock_guard<std::mutex> lock(questions_mu_);
-  std::erase_if(questions_, [&](const auto& kv) { return kv.second.process == process; });
+// A process ended, or a session closed (then `who` is the session's id): its questions go, each
+// a no for a proxy that may still wait.
+void Server::forget_questions(const std::string& who) {
+  std::vector<std::function<void(bool)>> declined;
+  {
+    std::lock_guard<std::mutex> lock(questions_mu_);
+    for (auto it = questions_.begin(); it != questions_.end();) {
+      if (it->second.process == who || it->second.session == who) {
+        declined.push_back(std::move(it->second.answer));
+        it = questions_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& a : declined) a(false);
 }
 
 json Server::session_open(const json& p) {
@@ -364,6 +406,7 @@ json Server::session_update(const json& p) {
 
 json Server::session_close(const json& p) {
   auto s = session(p);
+  forget_questions(s->id);
   std::lock_guard<std::mutex> lock(mu_);
   sessions_.erase(s->id);
   for (auto& [id, proc] : procs_) {
@@ -791,6 +834,7 @@ int Server::run() {
   // One proxy for the server's life: every command attaches the listeners of its own network
   // namespace to it (a connection is that command's session's by where it arrived), so no
   // command starts or restarts one.
+  asker_ = std::thread([this] { asker(); });
   if (auto p = engine::start_shared_proxy(); p.ok()) {
     proxy_ = std::move(*p);
   } else {
@@ -813,6 +857,12 @@ int Server::run() {
     if (shutting_down_ || out_.broken()) break;
   }
   end_all();
+  {
+    std::lock_guard<std::mutex> lock(questions_mu_);
+    asker_stop_ = true;
+  }
+  ask_cv_.notify_all();
+  if (asker_.joinable()) asker_.join();
   return 0;
 }
 

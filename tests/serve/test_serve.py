@@ -361,6 +361,34 @@ def approval(env, base, ws):
         r = srv.result("command/exec", {"sessionId": "N", "commandLine": connect(cols[3].port, "denied")}, timeout=30)
         check("approval: a denied host is refused without asking",
               len(srv.requests("network/requestApproval")) == 5 and "403" in out(r) and cols[3].got == [])
+        # An answer that also carries an error is a decline.
+        i = srv.send("command/exec", {"sessionId": "N", "commandLine": connect(cols[2].port, "err-and-result")})
+        q = srv.wait_request("network/requestApproval", 6, timeout=20)
+        srv.send_raw(json.dumps({"jsonrpc": "2.0", "id": q["id"], "error": {"code": 1, "message": "x"},
+                                 "result": {"decision": "accept"}}) + "\n")
+        r = srv.wait(i, 30)["result"]
+        check("approval: an answer with an error declines, whatever else it says",
+              "403" in out(r) and "err-and-result" not in cols[2].got)
+        # acceptForSession belongs to the session that was asked, not to a new one of that name.
+        srv.result("session/open", {"sessionId": "R", "cwd": ws["H"], "settings": {"sandbox": {"enabled": True}}})
+        i = srv.send("command/exec", {"sessionId": "R", "commandLine": connect(cols[3].port, "reopened") + "; sleep 2"})
+        q = srv.wait_request("network/requestApproval", 7, timeout=20)
+        srv.result("session/close", {"sessionId": "R"})
+        srv.wait(i, 30)
+        srv.result("session/open", {"sessionId": "R", "cwd": ws["H"], "settings": {"sandbox": {"enabled": True}}})
+        srv.answer(q["id"], {"decision": "acceptForSession"})
+        time.sleep(0.3)
+        r = srv.result("command/exec", {"sessionId": "R", "commandLine": connect(cols[3].port, "after-reopen")}, timeout=30)
+        check("approval: a closed session's acceptForSession does not reach the session reopened under its name",
+              len(srv.requests("network/requestApproval")) == 8 and "after-reopen" not in cols[3].got)
+        q8 = srv.requests("network/requestApproval")[-1]
+        srv.answer(q8["id"], {"decision": "decline"})
+        # Questions are bounded per command: a command asking about port after port gets declines.
+        many = "for p in $(seq 20000 20099); do exec 5<>/dev/tcp/127.0.0.1/3128 && printf \"CONNECT 127.0.0.1:$p HTTP/1.1\\r\\n\\r\\n\" >&5; done; sleep 1"
+        before = len(srv.requests("network/requestApproval"))
+        srv.result("command/exec", {"sessionId": "N", "commandLine": many}, timeout=60)
+        asked = len(srv.requests("network/requestApproval")) - before
+        check(f"approval: at most 64 questions pending per command ({asked})", 0 < asked <= 64)
         # sandbox.auditLog of a session: one line per command.
         audit = os.path.join(base, "serve-audit.jsonl")
         srv.result("session/open", {"sessionId": "AU", "cwd": ws["G"],
