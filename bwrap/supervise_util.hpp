@@ -9,7 +9,15 @@
 
 #include <string>
 
+#include "bwrap/supervise.hpp"
+
 namespace wb::lnx::detail {
+
+// Answers (bwrap/supervise.cpp): an error; the call's own result (errno when rc < 0).
+Performed failed(int err);
+Performed failed(Performed r, int err);
+Performed done_with(Performed r, long rc);
+long long dirfd_arg(unsigned long long v);
 
 constexpr int kMaxHops = 40;  // symbolic links followed, as the kernel's limit
 
