@@ -27,88 +27,14 @@
 #include <vector>
 
 #include "netproxy/http_parse.hpp"
+#include "netproxy/proxy_impl.hpp"
 #include "netproxy/relay.hpp"
 #include "netproxy/resolver.hpp"
 #include "netproxy/socks_parse.hpp"
 
 namespace wb::netproxy {
+using namespace detail;
 namespace {
-
-using sys::Fd;
-
-constexpr std::uint64_t kStopId = 3, kResolverId = 4, kAnswerId = 5, kControlId = 6, kFirstConn = 16;
-// A listener's epoll data: this bit, the tenant's id and whether it is the SOCKS one.
-constexpr std::uint64_t kListenerBit = 1ULL << 63;
-constexpr std::uint32_t kAllEvents = ~std::uint32_t{0};
-
-double now_s() {
-  struct timespec ts;
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-enum class Proto { kHttp, kSocks, kForward };
-enum class St { kHead, kSocksGreet, kSocksReq, kApproval, kResolving, kConnecting, kRelay, kClosing };
-
-// Answers to approval questions, posted from any thread: shared with the callbacks, which may
-// outlive the proxy.
-struct Answer {
-  std::uint64_t tenant;
-  std::string key;  // host:port
-  bool yes;
-};
-struct Answers {
-  std::mutex mu;
-  std::vector<Answer> got;
-  Fd efd{::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
-  void post(std::uint64_t tenant, std::string key, bool yes) {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      got.push_back({tenant, std::move(key), yes});
-    }
-    std::uint64_t one = 1;
-    (void)!::write(efd.get(), &one, sizeof one);
-  }
-};
-
-// One run's listeners and policy: a connection belongs to the tenant whose listener, in that
-// run's own network namespace, accepted it, so no connection can be taken for another run's.
-struct Tenant {
-  std::uint64_t id = 0;
-  ProxyConfig cfg;
-  Fd http, socks;
-  std::map<std::string, bool> answered;                       // host:port -> the client's answer
-  std::map<std::string, std::vector<std::uint64_t>> waiting;  // host:port -> connections asking
-  size_t conns = 0;                                           // open connections of this run
-};
-
-struct Conn {
-  std::uint64_t id = 0;
-  Tenant* t = nullptr;
-  bool approved = false;  // let through by the client's answer (serve's network approval)
-  Fd client, upstream;
-  Proto proto = Proto::kHttp;
-  St st = St::kHead;
-  std::string in;
-  std::string host;
-  int port = 0;
-  bool connect_method = false;
-  std::string prefix;        // bytes for upstream once connected
-  long long body_left = -1;  // plain HTTP: the request body's bytes still to come
-  std::vector<Addr> addrs;
-  size_t next_addr = 0;
-  Relay c2u, u2c;
-  std::string reply;  // kClosing: what the client gets before we close
-  double deadline = 0;
-  std::uint32_t client_mask = 0, upstream_mask = 0;
-  bool client_added = false, upstream_added = false;  // in the epoll set (perhaps with no events)
-  Conn() = default;
-  Conn(const Conn&) = delete;
-  Conn& operator=(const Conn&) = delete;
-  ~Conn() {
-    if (t && t->conns > 0) --t->conns;  // a connection never outlives its tenant (detach, stop)
-  }
-};
 
 std::string addr_bytes(const Addr& a) {
   if (a.ss.ss_family == AF_INET) {
@@ -145,172 +71,12 @@ std::string http_error(int code, const char* text, const std::string& why) {
 
 }  // namespace
 
-struct Proxy::Impl {
-  Limits limits;
-  ProxyStats stats;
-  Fd epoll, stop_fd, control_fd;
-  std::map<std::uint64_t, std::unique_ptr<Tenant>> tenants;
-  std::atomic<std::uint64_t> next_tenant{1};
-  // attach and detach from other threads: queued, done by the loop, waited for.
-  std::mutex control_mu;
-  std::condition_variable control_cv;
-  std::vector<std::unique_ptr<Tenant>> to_attach;
-  std::vector<std::uint64_t> to_detach;
-  std::set<std::uint64_t> detached;
-  std::atomic<long> loop_tid{0};
-  bool stopped = false;  // under control_mu
-  void on_control();
-  Resolver resolver;
-  std::thread loop_thread;
-  std::unordered_map<std::uint64_t, std::unique_ptr<Conn>> conns;
-  std::uint64_t next_id = kFirstConn;
-  std::set<std::string> own_addresses;  // read on first use (most runs resolve nothing)
-  std::shared_ptr<Answers> answers = std::make_shared<Answers>();
-  void ask_about(Conn& c, const NetDecision& d);
-  void on_answers();
-  bool own_addresses_read = false;
-  const std::set<std::string>& own();
-
-  void run();
-  void accept_all(Tenant& t, bool socks);
-  void on_event(Conn& c, bool upstream, std::uint32_t ev);
-  void refuse(Conn& c, const std::string& reason, const std::string& rule);
-  void start_resolve(Conn& c);
-  void decide_then_resolve(Conn& c);
-  void on_resolved(Resolved r);
-  void try_connect(Conn& c);
-  void connected(Conn& c);
-  void fail(Conn& c, const std::string& http, int socks_code);
-  // ev: the epoll events of one side (upstream or client); kAll: try everything.
-  void pump(Conn& c, bool upstream = false, std::uint32_t ev = kAllEvents);
-  void update(Conn& c);
-  void close_conn(std::uint64_t id);
-  void on_head(Conn& c);
-  void on_socks(Conn& c);
-};
-
 Proxy::Proxy(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Proxy::~Proxy() {
   stop();
 }
 const ProxyStats& Proxy::stats() const {
   return impl_->stats;
-}
-
-Result<std::unique_ptr<Proxy>> Proxy::start_shared(Limits limits) {
-  auto impl = std::make_unique<Impl>();
-  impl->limits = limits;
-  impl->epoll = Fd(::epoll_create1(EPOLL_CLOEXEC));
-  impl->stop_fd = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  impl->control_fd = Fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (!impl->epoll.valid() || !impl->stop_fd.valid() || !impl->control_fd.valid() || impl->resolver.fd() < 0 ||
-      !impl->answers->efd.valid()) {
-    return make_error(ErrorKind::kSandboxFailed, fmt::format("proxy: epoll/eventfd failed: {}", std::strerror(errno)));
-  }
-  for (auto [fd, id] :
-       {std::pair{impl->stop_fd.get(), kStopId}, std::pair{impl->resolver.fd(), kResolverId},
-        std::pair{impl->answers->efd.get(), kAnswerId}, std::pair{impl->control_fd.get(), kControlId}}) {
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u64 = id;
-    if (::epoll_ctl(impl->epoll.get(), EPOLL_CTL_ADD, fd, &ev) != 0) {
-      return make_error(ErrorKind::kSandboxFailed, fmt::format("proxy: epoll_ctl failed: {}", std::strerror(errno)));
-    }
-  }
-  Impl* raw = impl.get();
-  // The resolver thread starts with the first name to resolve (most runs have none).
-  try {
-    impl->loop_thread = std::thread([raw] {
-      raw->loop_tid = static_cast<long>(::gettid());
-      raw->run();
-    });
-  } catch (const std::system_error& e) {
-    return make_error(ErrorKind::kSandboxFailed, fmt::format("proxy: no thread for its loop: {}", e.what()));
-  }
-  return std::unique_ptr<Proxy>(new Proxy(std::move(impl)));
-}
-
-Result<std::unique_ptr<Proxy>> Proxy::start(ProxyConfig config, Fd http_listener, Fd socks_listener) {
-  Limits limits;
-  limits.max_connections = config.max_connections;
-  limits.max_head = config.max_head;
-  limits.head_timeout_s = config.head_timeout_s;
-  auto proxy = WB_TRY(start_shared(limits));
-  WB_TRY(proxy->attach(std::move(config), std::move(http_listener), std::move(socks_listener)));
-  return proxy;
-}
-
-// A run's listeners and policy, taken over by the loop before it can see one of their events.
-Result<std::uint64_t> Proxy::attach(ProxyConfig config, Fd http_listener, Fd socks_listener) {
-  if (!impl_->loop_thread.joinable()) return make_error(ErrorKind::kSandboxFailed, "proxy: stopped");
-  auto t = std::make_unique<Tenant>();
-  t->id = impl_->next_tenant++;
-  t->cfg = std::move(config);
-  t->http = std::move(http_listener);
-  t->socks = std::move(socks_listener);
-  const std::uint64_t id = t->id;
-  for (int fd : {t->http.get(), t->socks.get()}) {
-    if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-  }
-  {
-    std::lock_guard<std::mutex> lock(impl_->control_mu);
-    impl_->to_attach.push_back(std::move(t));
-  }
-  std::uint64_t one = 1;
-  (void)!::write(impl_->control_fd.get(), &one, sizeof one);
-  return id;
-}
-
-// Returns once the loop closed the tenant's listeners and connections: nothing of the run's is
-// called after it (its refusal sink, its approval callback).
-void Proxy::detach(std::uint64_t tenant) {
-  if (!impl_->loop_thread.joinable()) return;
-  std::unique_lock<std::mutex> lock(impl_->control_mu);
-  impl_->to_detach.push_back(tenant);
-  std::uint64_t one = 1;
-  (void)!::write(impl_->control_fd.get(), &one, sizeof one);
-  impl_->control_cv.wait(lock, [&] { return impl_->detached.count(tenant) > 0 || impl_->stopped; });
-  impl_->detached.erase(tenant);
-}
-
-long Proxy::loop_thread_id() const {
-  return impl_->loop_tid;
-}
-
-void Proxy::Impl::on_control() {
-  std::uint64_t n;
-  (void)!::read(control_fd.get(), &n, sizeof n);
-  std::vector<std::unique_ptr<Tenant>> add;
-  std::vector<std::uint64_t> drop;
-  {
-    std::lock_guard<std::mutex> lock(control_mu);
-    add.swap(to_attach);
-    drop.swap(to_detach);
-  }
-  // Attachments first: a detach queued with its own attach (a run that ended at once) finds it.
-  for (auto& t : add) {
-    for (auto [fd, socks] : {std::pair{t->http.get(), false}, std::pair{t->socks.get(), true}}) {
-      if (fd < 0) continue;
-      epoll_event ev{};
-      ev.events = EPOLLIN;
-      ev.data.u64 = kListenerBit | (t->id << 1) | (socks ? 1 : 0);
-      (void)::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, fd, &ev);
-    }
-    tenants[t->id] = std::move(t);
-    own_addresses_read = false;  // this host's addresses, read again for each run (a VPN came up)
-  }
-  for (auto id : drop) {
-    for (auto it = conns.begin(); it != conns.end();) {
-      it = it->second->t && it->second->t->id == id ? conns.erase(it) : std::next(it);
-    }
-    tenants.erase(id);  // closes its listeners (epoll forgets them)
-  }
-  if (!drop.empty()) {
-    std::lock_guard<std::mutex> lock(control_mu);
-    for (auto id : drop) detached.insert(id);
-    control_cv.notify_all();
-  }
 }
 
 void Proxy::stop() {
@@ -609,59 +375,6 @@ void Proxy::Impl::decide_then_resolve(Conn& c) {
     return;
   }
   start_resolve(c);
-}
-
-// Asked once per host and port; the connection waits (no head timeout, the approval's own).
-void Proxy::Impl::ask_about(Conn& c, const NetDecision& d) {
-  std::string key = fmt::format("{}:{}", c.host, c.port);
-  Tenant& t = *c.t;
-  if (auto it = t.answered.find(key); it != t.answered.end()) {
-    if (it->second) {
-      c.approved = true;
-      start_resolve(c);
-    } else {
-      refuse(c, "declined through the approval request", "");
-    }
-    return;
-  }
-  (void)d;
-  c.st = St::kApproval;
-  c.deadline = now_s() + t.cfg.approval_timeout_s;
-  update(c);
-  auto& w = t.waiting[key];
-  w.push_back(c.id);
-  if (w.size() > 1) return;  // asked already
-  std::weak_ptr<Answers> box = answers;
-  t.cfg.ask(c.host, c.port, [box, key, tenant = t.id](bool yes) {
-    if (auto b = box.lock()) b->post(tenant, key, yes);
-  });
-}
-
-void Proxy::Impl::on_answers() {
-  std::uint64_t n;
-  (void)!::read(answers->efd.get(), &n, sizeof n);
-  std::vector<Answer> got;
-  {
-    std::lock_guard<std::mutex> lock(answers->mu);
-    got.swap(answers->got);
-  }
-  for (auto& [tenant, key, yes] : got) {
-    auto tt = tenants.find(tenant);
-    if (tt == tenants.end()) continue;  // that run is over
-    Tenant& t = *tt->second;
-    if (t.answered.count(key)) continue;  // the first answer (or the timeout) stands
-    t.answered[key] = yes;
-    for (auto id : std::exchange(t.waiting[key], {})) {
-      auto it = conns.find(id);
-      if (it == conns.end() || it->second->st != St::kApproval) continue;
-      if (yes) {
-        it->second->approved = true;
-        start_resolve(*it->second);
-      } else {
-        refuse(*it->second, "declined through the approval request", "");
-      }
-    }
-  }
 }
 
 void Proxy::Impl::start_resolve(Conn& c) {
