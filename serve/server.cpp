@@ -52,6 +52,25 @@ struct RpcError {
 };
 
 constexpr size_t kOutputCap = 16u << 20;  // per stream, when not streamed
+// All commands' kept output together: fifty concurrent commands may not hold 1.6 GB.
+constexpr size_t kOutputBudget = 256u << 20;
+std::atomic<size_t> g_output_kept{0};
+
+// Bytes of the server's budget for kept output, at most want (0 when it is spent).
+size_t reserve_output(size_t want) {
+  size_t cur = g_output_kept.load();
+  for (;;) {
+    const size_t grant = cur >= kOutputBudget ? 0 : std::min(want, kOutputBudget - cur);
+    if (grant == 0) return 0;
+    if (g_output_kept.compare_exchange_weak(cur, cur + grant)) return grant;
+  }
+}
+
+// What one command holds of the budget, given back when its answer is gone.
+struct OutputReservation {
+  std::atomic<size_t> n{0};
+  ~OutputReservation() { g_output_kept -= n; }
+};
 
 // One line per message, from any thread; a client that went away makes every write a no-op.
 class Writer {
@@ -429,6 +448,13 @@ json Server::decide(const json& p) {
   return engine::decision_json(engine::decide_here(policy->settings, command, false, *cfg_.log), {});
 }
 
+// A request that names a session acts only on that session's processes.
+void check_session(const json& p, const std::string& process, const std::string& owner) {
+  if (auto sid = opt_string(p, "sessionId"); sid && *sid != owner) {
+    throw RpcError{kUnknownProcess, fmt::format("process \"{}\" is not in session \"{}\"", process, *sid)};
+  }
+}
+
 json Server::exec_write(const json& p) {
   std::string id = need_string(p, "processId");
   std::shared_ptr<Proc> proc;
@@ -436,6 +462,7 @@ json Server::exec_write(const json& p) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = procs_.find(id);
     if (it == procs_.end()) throw RpcError{kUnknownProcess, fmt::format("unknown process \"{}\"", id)};
+    check_session(p, id, it->second->session);
     proc = it->second;
   }
   std::string data;
@@ -475,6 +502,7 @@ json Server::exec_terminate(const json& p) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = procs_.find(id);
   if (it == procs_.end()) throw RpcError{kUnknownProcess, fmt::format("unknown process \"{}\"", id)};
+  check_session(p, id, it->second->session);
   std::lock_guard<std::mutex> pl(it->second->mu);
   it->second->terminate = true;
   if (it->second->run) it->second->run->cancel();
@@ -575,8 +603,8 @@ void Server::command_exec(const json& p, const json& id) {
 
 // Reads one of the command's outputs to its end: streamed as notifications, or kept.
 std::thread pump(int fd, const std::string& process, const char* stream, bool streamed, Writer& out, std::string& kept,
-                 bool& truncated) {
-  return std::thread([fd, process, stream, streamed, &out, &kept, &truncated] {
+                 bool& truncated, OutputReservation& held) {
+  return std::thread([fd, process, stream, streamed, &out, &kept, &truncated, &held] {
     char buf[65536];
     for (;;) {
       ssize_t n = ::read(fd, buf, sizeof buf);
@@ -588,8 +616,10 @@ std::thread pump(int fd, const std::string& process, const char* stream, bool st
                   {"method", "command/exec/outputDelta"},
                   {"params", {{"processId", process}, {"stream", stream}, {"deltaBase64", base64_encode(chunk)}}}});
       } else if (kept.size() < kOutputCap) {
-        kept.append(chunk.substr(0, kOutputCap - kept.size()));
-        truncated = truncated || kept.size() == kOutputCap;
+        const size_t got = reserve_output(std::min(chunk.size(), kOutputCap - kept.size()));
+        held.n += got;
+        kept.append(chunk.substr(0, got));
+        truncated = truncated || got < chunk.size();
       } else {
         truncated = true;
       }
@@ -678,10 +708,11 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
     audit.reason = prepared->decision.reason;
     audit.sandboxed = sandboxed;
     const double prepare_ms = ms_since(t0);
+    OutputReservation held;  // declared before the texts: given back after they are gone
     std::string out_text, err_text;
     bool out_cut = false, err_cut = false;
-    std::thread po = pump(out_rd.get(), proc->id, "stdout", streamed, out_, out_text, out_cut);
-    std::thread pe = pump(err_rd.get(), proc->id, "stderr", streamed, out_, err_text, err_cut);
+    std::thread po = pump(out_rd.get(), proc->id, "stdout", streamed, out_, out_text, out_cut, held);
+    std::thread pe = pump(err_rd.get(), proc->id, "stderr", streamed, out_, err_text, err_cut, held);
     auto run = engine::start(std::move(*prepared));
     {
       std::lock_guard<std::mutex> pl(proc->mu);

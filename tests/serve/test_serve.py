@@ -177,7 +177,11 @@ def main():
         t0 = time.time()
         i_sl = srv.send("command/exec", {"sessionId": "B", "processId": "sl", "command": ["sleep", "30"]})
         time.sleep(0.5)
-        srv.result("command/exec/terminate", {"processId": "sl"})
+        e = srv.call("command/exec/terminate", {"processId": "sl", "sessionId": "A"})
+        check("terminate naming another session is refused (-32005)", e.get("error", {}).get("code") == -32005)
+        e = srv.call("command/exec/write", {"processId": "sl", "sessionId": "A", "closeStdin": True})
+        check("write naming another session is refused (-32005)", e.get("error", {}).get("code") == -32005)
+        srv.result("command/exec/terminate", {"processId": "sl", "sessionId": "B"})
         r = srv.wait(i_sl, 20)["result"]
         check("terminate ends the process (137)", r["exitCode"] == 137 and time.time() - t0 < 10)
         i_sl = srv.send("command/exec", {"sessionId": "C", "command": ["sleep", "30"]})
