@@ -176,6 +176,7 @@ int cmd_run(const Options& o) {
   std::vector<std::string> audit_paths;
   if (!o.audit_log.empty()) audit_paths.push_back(paths::resolve(o.audit_log, "", sys::current_dir()));
   engine::AuditRecord audit;
+  std::string audit_home = std::getenv("HOME") ? std::getenv("HOME") : "";
   audit.argv = o.command;
   audit.cwd = o.cwd.empty() ? sys::current_dir() : o.cwd;
   auto write_audit = [&](std::optional<int> exit_code) {
@@ -189,7 +190,7 @@ int cmd_run(const Options& o) {
     audit.more = r.more;
     audit.error = r.error;
     for (const auto& p : audit_paths) {
-      if (auto st = engine::append_audit(p, audit); !st) log::warn(st.error().message);
+      if (auto st = engine::append_audit(p, audit, audit_home); !st) log::warn(st.error().message);
     }
   };
   // The command did not run: said on stderr, and in the report (what an agent most needs).
@@ -210,6 +211,7 @@ int cmd_run(const Options& o) {
   const ResourceSettings res = env->settings.sandbox.resources;
   auto req = run_request(o, std::move(*env));
   const std::string learn_home = req.home;
+  audit_home = req.home;
   const std::vector<std::string> learn_settings = req.settings_files;
   const std::vector<std::string> learn_deny_read = req.settings.sandbox.filesystem.deny_read;
   if (!audit_paths.empty()) req.audit_log = audit_paths[0];

@@ -26,7 +26,10 @@ struct AuditRecord {
 
 std::string audit_line(const AuditRecord& r, double unix_time);
 // Appends the record with one write (O_APPEND), never through a symbolic link, only to a
-// regular file (created 0600).
-Status append_audit(const std::string& path, const AuditRecord& r);
+// regular file (created 0600) that holds nothing but such lines: a settings file (a project's
+// own) could otherwise point the log at ~/.bashrc, and a command line holding $(...) would run
+// in the user's next shell. Refused as well: a path of the protected table (shell and tool
+// startup files, anything in a git directory), whether it exists or not.
+Status append_audit(const std::string& path, const AuditRecord& r, const std::string& home);
 
 }  // namespace wb::engine

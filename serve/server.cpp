@@ -644,7 +644,7 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
     audit.exit_code = exit_code;
     audit.error = error;
     audit.duration_ms = ms_since(t0);
-    if (auto st = engine::append_audit(*path, audit); !st) cfg_.log->warn(st.error().message);
+    if (auto st = engine::append_audit(*path, audit, cfg_.home); !st) cfg_.log->warn(st.error().message);
   };
   try {
     engine::RunRequest req = exec_request(p, *policy, cwd);

@@ -46,6 +46,26 @@ wb run --settings "$SCRATCH/ws-audit.json" -- sh -c 'echo "{\"forged\":1}" > aud
 check "in the workspace, before the file exists: the command cannot create it first" \
   bash -c '[ "$(records_only "$0")" -eq 1 ]' "$WS/audit.jsonl"
 
+# A project's own settings cannot make wavebox append to what a host tool runs: a shell's
+# startup file, a script, a repository's hook (the command line is the command's, and a line
+# holding $(...) would run in the user's next shell).
+printf '#!/bin/sh\necho hi\n' > "$HOME/tool.sh"
+echo "# my bashrc" > "$HOME/.bashrc"
+mkdir -p "$WS/.claude"
+for target in "$HOME/.bashrc" "$HOME/.profile" "$HOME/tool.sh" "$WS/.git/hooks/post-checkout"; do
+  git -C "$WS" init -q 2>/dev/null
+  cp "$target" "$SCRATCH/before" 2>/dev/null || rm -f "$SCRATCH/before"
+  printf '{"sandbox":{"enabled":true,"auditLog":"%s"}}' "$target" > "$WS/.claude/settings.json"
+  wb run -- sh -c 'echo "$(touch /tmp/wavebox-audit-pwned)"; true'
+  if [ -e "$SCRATCH/before" ]; then
+    check "audit: not appended to $(basename "$target") (it is not a log)" cmp -s "$target" "$SCRATCH/before"
+  else
+    check "audit: $(basename "$target") not created" [ ! -e "$target" ]
+  fi
+  check "audit: the refusal is said ($(basename "$target"))" grep -q "audit log.*not written" <<<"$OUT"
+done
+rm -f "$WS/.claude/settings.json" /tmp/wavebox-audit-pwned
+
 # What stands at the path is never followed or waited on: a link, a FIFO.
 ln -s "$SCRATCH/elsewhere.jsonl" "$SCRATCH/link.jsonl"
 wb run --audit-log "$SCRATCH/link.jsonl" -- true
