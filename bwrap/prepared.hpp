@@ -31,6 +31,8 @@ struct Prepared {
   std::set<std::string> scan_guards;  // the paths the scan's findings guard in the plan
 };
 
+double now_ms();  // a monotonic clock, for the -v timings
+
 // The scan's findings become guards: repositories, protected names, directories it could not
 // read (read-only), hard links and depths it cannot handle (refused). late: a large tree may be
 // planned from its cache and checked while the command starts (p.late).

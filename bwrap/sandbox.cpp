@@ -33,13 +33,14 @@
 #include "core/sys/stubs.hpp"
 
 namespace wb::lnx {
-namespace {
 
 double now_ms() {
   struct timespec ts;
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
+
+namespace {
 
 // Probes, scans and plans; with a registry, creates the stubs the plan asks for and plans again.
 Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {

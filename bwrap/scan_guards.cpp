@@ -16,12 +16,6 @@
 
 namespace wb::lnx {
 
-static double now_ms() {
-  struct timespec t;
-  ::clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
 static std::vector<std::string> effective_scan_roots(const FsPolicy& policy) {
   std::vector<std::string> roots;
   for (const auto& r : policy.scan_roots) {

@@ -388,14 +388,9 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
       return unix_bind(pid, a);
     }
     case SYS_chmod:
-    case SYS_fchmodat: {
-      Performed r = check_chmod(nr == SYS_chmod ? a[1] : a[2]);
-      if (r.handled || late_ro_.empty()) return r;
-      listener_ = listener;
-      id_ = id;
-      NoCapsScope no_caps;
-      return late_target(pid, nr, a);
-    }
+    case SYS_fchmodat:
+      if (Performed r = check_chmod(nr == SYS_chmod ? a[1] : a[2]); r.handled) return r;
+      [[fallthrough]];  // then as the other calls the kernel carries out
     case SYS_unlink:
     case SYS_unlinkat:
     case SYS_rmdir:
