@@ -1,19 +1,22 @@
 // wavebox: run a shell command in an OS sandbox. Argument parsing (CLI11) lives only here.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "cli/options.hpp"
 #include "core/log.hpp"
 #include "core/sys/fs.hpp"
+#include "macos/helper.hpp"
+#include "macos/plan.hpp"
 
 namespace {
 
 // The options of run, wrap and decide that take a value (the next word when not --opt=value).
 bool takes_value(const std::string& opt) {
   for (const char* o : {"--settings", "--cwd", "--pass-env", "--allow-domain", "--network", "--allow-write",
-                        "--report-json", "--audit-log", "-c"}) {
+                        "--report-json", "--audit-log", "--platform", "-c"}) {
     if (opt == o) return true;
   }
   return false;
@@ -59,6 +62,8 @@ void add_common(CLI::App* sub, wb::cli::Options& o) {
 CLI::App* g_app = nullptr;
 
 int main(int argc, char** argv) {
+  // Inside a macOS sandbox: wavebox as its own helper (macos/helper.hpp), before anything else.
+  if (argc > 1 && std::strcmp(argv[1], wb::macos::kHelperArg) == 0) return wb::macos::helper_main(argc, argv);
   wb::sys::hold_standard_fds();
   g_app = new CLI::App{"wavebox: run shell commands in an OS sandbox (bubblewrap on Linux, Seatbelt on macOS)"};
   CLI::App& app = *g_app;
@@ -96,8 +101,13 @@ int main(int argc, char** argv) {
   }
   if (wanted("wrap")) {
     wrap = app.add_subcommand("wrap", "print the sandboxed invocation, run nothing");
-    wrap->footer("Example:\n  wavebox wrap -- ls -l\nExit status: 0; 125 on bad settings.");
+    wrap->footer(
+        "Examples:\n  wavebox wrap -- ls -l\n  HOME=/Users/alice wavebox wrap --platform macos --json --cwd "
+        "/Users/alice/project -- make\nExit status: 0; 125 on bad settings.");
     add_common(wrap, o);
+    wrap->add_option("--platform", o.platform, "plan for this system instead of the one wavebox runs on")
+        ->check(CLI::IsMember({"linux", "macos"}));
+    wrap->add_flag("--json", o.json, "print the invocation as JSON (with --platform macos)");
     wrap->add_option("-c", o.shell_command, "a shell string instead of a command");
     wrap->add_option("command", o.command, "the command and its arguments (after --)");
   }

@@ -23,7 +23,8 @@ struct Options {
   bool approve = false;
   bool no_prompt = false;  // --no-prompt: never ask on the terminal
   bool verbose = false;
-  bool json = false;                         // doctor --json
+  bool json = false;                         // doctor --json, wrap --json
+  std::string platform;                      // wrap --platform: "" (this one), "linux", "macos"
   bool stdio = false;                        // serve --stdio
   std::optional<std::string> shell_command;  // -c
   std::vector<std::string> command;

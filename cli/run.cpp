@@ -261,9 +261,11 @@ int cmd_wrap(const Options& o) {
   if (!env.ok()) return report_error(env.error());
   auto req = run_request(o, std::move(*env));
   req.plan_only = true;
+  if (o.platform == "macos") req.platform = sys::Platform::kMacos;
+  if (o.platform == "linux") req.platform = sys::Platform::kLinux;
   auto prepared = engine::prepare(std::move(req));
   if (!prepared.ok()) return report_error(prepared.error());
-  auto text = engine::describe(*prepared);
+  auto text = engine::describe(*prepared, o.json);
   if (!text.ok()) return report_error(text.error());
   std::fwrite(text->data(), 1, text->size(), stdout);
   return 0;

@@ -37,7 +37,9 @@ Result<Environment> load_environment(const Options& o) {
     return make_error(ErrorKind::kUsage, "the current directory no longer exists; pass --cwd");
   }
   std::string cwd = o.cwd.empty() ? caller_cwd : paths::resolve(o.cwd, env.home, caller_cwd);
-  if (!sys::is_dir(cwd)) return make_error(ErrorKind::kUsage, fmt::format("--cwd \"{}\" is not a directory", cwd));
+  // Planning for a Mac from elsewhere: the workspace is a path on that machine.
+  if (!sys::is_dir(cwd) && o.platform != "macos")
+    return make_error(ErrorKind::kUsage, fmt::format("--cwd \"{}\" is not a directory", cwd));
   env.cwd = cwd;
 
   std::vector<std::string> files;

@@ -3,9 +3,11 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +25,7 @@
 #include "core/secrets.hpp"
 #include "core/sys/fs.hpp"
 #include "engine/environment.hpp"
+#include "engine/macos_run.hpp"
 #include "netproxy/proxy.hpp"
 
 namespace wb::engine {
@@ -34,6 +37,7 @@ struct Internal {
   Clock::time_point started;
   lnx::LinuxRun run;
   netproxy::NetPolicy net_policy;
+  std::unique_ptr<MacRun> mac;  // a macOS run (engine/macos_run.hpp) instead of run
 };
 
 Prepared::Prepared() = default;
@@ -59,7 +63,7 @@ Availability check_availability(const Settings& s, const sys::PlatformInfo& plat
       a.unavailable = "WSL1 has no user namespaces; upgrade this distribution to WSL2 (wsl --set-version <distro> 2)";
       return a;
     case sys::Platform::kMacos:
-      a.unavailable = "this build of wavebox has no Seatbelt executor yet";
+      if (::access("/usr/bin/sandbox-exec", X_OK) != 0) a.unavailable = "/usr/bin/sandbox-exec is missing";
       return a;
     case sys::Platform::kOther:
       a.unavailable = "this platform is not supported (Linux, WSL2 and macOS are)";
@@ -281,8 +285,17 @@ Result<Prepared> prepare(RunRequest request) {
   log.timing("settings loaded");
   const bool wanted = s.sandbox.enabled && !req.disable_sandbox;
   if (wanted && !req.plan_only) WB_TRY(check_stdio(req));
-  auto state = sys::ensure_state_dir();
-  auto bwrap = sys::probe_bwrap(s.sandbox.bwrap_path.value_or(""), state.ok() ? state->root + "/bwrap-version" : "");
+  auto plat = sys::probe_platform();
+  const bool here_mac = plat.platform == sys::Platform::kMacos;
+  if (req.platform) plat.platform = *req.platform;
+  const bool mac = plat.platform == sys::Platform::kMacos;
+  if (mac && !here_mac && !req.plan_only && in.req.macos.sandbox_exec == macos::Facts().sandbox_exec) {
+    return make_error(ErrorKind::kUnavailable, "a macOS run needs macOS (wavebox wrap --platform macos plans one)");
+  }
+  auto state = mac ? Result<sys::StateDir>(make_error(ErrorKind::kUnavailable, "macOS")) : sys::ensure_state_dir();
+  auto bwrap =
+      mac ? sys::BwrapInfo{}
+          : sys::probe_bwrap(s.sandbox.bwrap_path.value_or(""), state.ok() ? state->root + "/bwrap-version" : "");
   // The sandbox will most likely run: its namespaces and bwrap start now, on the other core,
   // while the rest is checked and planned (they wait for bwrap's options). A run that does not
   // happen after all drops them (the keeper is killed, and bwrap with it).
@@ -291,8 +304,12 @@ Result<Prepared> prepare(RunRequest request) {
       in.run.launch = std::move(*l);
     }
   }
-  auto plat = sys::probe_platform();
   Availability avail = check_availability(s, plat, bwrap, state.ok() ? state->root : "");
+  if (mac) {
+    // Planning needs nothing of the Mac; a run needs its sandbox-exec (the facts', for tests).
+    const std::string& sbx = in.req.macos.sandbox_exec;
+    avail.unavailable = req.plan_only || ::access(sbx.c_str(), X_OK) == 0 ? "" : sbx + " is missing";
+  }
   log.timing("platform probed");
   out.sandboxed = WB_TRY(decide_sandboxed(req, avail, out.decision));
   out.cwd = req.cwd;
@@ -304,18 +321,29 @@ Result<Prepared> prepare(RunRequest request) {
     out.unsandboxed.command = req.argv;
     return out;
   }
-  if (!state.ok()) return state.error();
+  if (!mac && !state.ok()) return state.error();
   // The workspace is writable: "/" as the workspace would make the whole system writable.
   if (!req.network_only && !s.sandbox.filesystem.disabled && sys::real_path_or_empty(req.cwd) == "/") {
     return make_error(ErrorKind::kUsage,
                       "the workspace would be \"/\", which would make every path writable; run from a project "
                       "directory or pass --cwd DIR");
   }
+  if (mac) {
+    if (in.req.macos.helper.empty()) {
+      char self[4096];
+      ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+      in.req.macos.helper = n > 0 ? std::string(self, static_cast<size_t>(n)) : "/usr/local/bin/wavebox";
+    }
+    in.mac = std::make_unique<MacRun>(WB_TRY(plan_macos(in.req)));
+    return out;
+  }
   WB_TRY(plan_linux(in, *state, bwrap));
   return out;
 }
 
-Result<std::string> describe(Prepared& p) {
+Result<std::string> describe(Prepared& p, bool json) {
+  if (p.sandboxed && p.internal->mac) return describe_macos(*p.internal->mac, json);
+  if (json) return make_error(ErrorKind::kUsage, "--json: for --platform macos (the Linux invocation prints as text)");
   if (!p.sandboxed) {
     std::string line;
     for (const auto& a : p.unsandboxed.command) line += (line.empty() ? "" : " ") + a;
@@ -332,6 +360,9 @@ struct Run::State {
   lnx::SignalQueue signals;
   pid_t pid = -1;  // unsandboxed: the command
   Result<Outcome> result = Outcome{};
+  std::unique_ptr<MacStarted> mac;  // a macOS run's process and proxy
+  std::mutex proxy_mu;              // the proxy's refusals (on its thread)
+  ViolationLog proxy_refusals;
 };
 
 Run::Run(std::unique_ptr<State> state) : state_(std::move(state)), done_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
@@ -344,7 +375,9 @@ Run::~Run() {
 }
 
 void Run::signal(int sig) {
-  if (state_->sandboxed) {
+  if (state_->mac) {
+    if (!waited_) state_->mac->process->signal(sig);
+  } else if (state_->sandboxed) {
     state_->signals.push(sig);
   } else if (state_->pid > 0 && !waited_) {
     ::kill(state_->pid, sig);
@@ -493,11 +526,32 @@ Result<std::unique_ptr<Run>> start(Prepared p) {
   st->internal = std::move(p.internal);
   st->sandboxed = p.sandboxed;
   if (!st->sandboxed) st->pid = WB_TRY(spawn_unsandboxed(*st->internal));
+  if (st->sandboxed && st->internal->mac) {
+    Run::State* raw = st.get();
+    st->mac = WB_TRY(start_macos(std::move(*st->internal->mac), st->internal->req, [raw](const Violation& v) {
+      std::lock_guard<std::mutex> lk(raw->proxy_mu);
+      raw->proxy_refusals.add(v);
+    }));
+  }
   std::unique_ptr<Run> run(new Run(std::move(st)));
   Run::State* state = run->state_.get();
   int done = run->done_.get();
   run->thread_ = std::thread([state, done] {
-    if (state->sandboxed) {
+    if (state->mac) {
+      macos::Exit e = state->mac->process->wait();
+      state->mac->proxy.reset();  // its refusals are all in
+      lnx::RunOutcome o;
+      o.exit_code = e.exit_code;
+      o.timed_out = e.timed_out;
+      o.violations = e.violations;
+      o.more = e.more;
+      {
+        std::lock_guard<std::mutex> lk(state->proxy_mu);
+        for (const auto& v : state->proxy_refusals.items()) o.violations.push_back(v);
+        o.more += state->proxy_refusals.dropped();
+      }
+      state->result = finish(*state->internal, o);
+    } else if (state->sandboxed) {
       state->result = supervise_here(*state->internal, state->signals);
     } else {
       int ws = 0;
@@ -516,6 +570,20 @@ Result<std::unique_ptr<Run>> start(Prepared p) {
 
 Result<Outcome> run_here(Prepared p, int signal_fd) {
   if (!p.sandboxed) return make_error(ErrorKind::kSandboxFailed, "internal: run_here of an unsandboxed run");
+  if (p.internal->mac) {
+    // macOS: the run on its own thread; this one forwards the terminal's signals until it ends.
+    auto run = WB_TRY(start(std::move(p)));
+    while (signal_fd >= 0) {
+      struct pollfd fds[2] = {{run->done_fd(), POLLIN, 0}, {signal_fd, POLLIN, 0}};
+      if (::poll(fds, 2, -1) < 0 && errno != EINTR) break;
+      if (fds[0].revents) break;
+      struct signalfd_siginfo si;
+      if (fds[1].revents && ::read(signal_fd, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
+        run->signal(static_cast<int>(si.ssi_signo));
+      }
+    }
+    return run->wait();
+  }
   lnx::SignalQueue signals(signal_fd);
   return supervise_here(*p.internal, signals);
 }

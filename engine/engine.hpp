@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,6 +30,7 @@ class Proxy;
 #include "core/sys/fs.hpp"
 #include "core/sys/platform.hpp"
 #include "core/violations.hpp"
+#include "macos/plan.hpp"
 
 namespace wb::engine {
 
@@ -58,6 +60,11 @@ struct RunRequest {
   // starting a proxy of its own. It must outlive the run.
   netproxy::Proxy* shared_proxy = nullptr;
   std::string audit_log;  // --audit-log (besides sandbox.auditLog): guarded in the sandbox
+  // The system planned for: the one wavebox runs on, or macOS for `wrap --platform macos`
+  // (planned from cwd, home and settings only). A run (not plan_only) for macOS on another
+  // system needs macos.sandbox_exec set by the caller (the executor's tests, with a fake).
+  std::optional<sys::Platform> platform;
+  macos::Facts macos;
   const Logger* log = &log::process();
 };
 
@@ -105,8 +112,8 @@ struct Prepared {
 // Decides, checks, plans. Errors carry their kind: kDenied (a deny rule, an ask refused),
 // kNotFound/kNotExecutable (127/126), kUnavailable, kUsage, kSettings, kSandboxFailed (125).
 Result<Prepared> prepare(RunRequest req);
-// `wavebox wrap`: what the run would execute, as text.
-Result<std::string> describe(Prepared& p);
+// `wavebox wrap`: what the run would execute, as text (json: as a JSON object; macOS only).
+Result<std::string> describe(Prepared& p, bool json = false);
 
 class Run {
  public:

@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/base64.hpp"
 #include "netproxy/http_parse.hpp"
 #include "netproxy/proxy_impl.hpp"
 #include "netproxy/relay.hpp"
@@ -67,6 +68,15 @@ std::string http_error(int code, const char* text, const std::string& why) {
   std::string body = why + "\n";
   return fmt::format("HTTP/1.1 {} {}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
                      code, text, body.size(), body);
+}
+
+// In time independent of where the two differ (the credential guards a port other local
+// processes can reach).
+bool credential_matches(const std::string& want, const std::string& got) {
+  if (want.size() != got.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < want.size(); ++i) diff |= static_cast<unsigned char>(want[i] ^ got[i]);
+  return diff == 0;
 }
 
 }  // namespace
@@ -219,6 +229,7 @@ void Proxy::Impl::update(Conn& c) {
   switch (c.st) {
     case St::kHead:
     case St::kSocksGreet:
+    case St::kSocksAuth:
     case St::kSocksReq:
       cm = EPOLLIN;
       break;
@@ -295,6 +306,24 @@ void Proxy::Impl::on_head(Conn& c) {
          0);
     return;
   }
+  if (!c.t->cfg.credential.empty()) {
+    std::string given;
+    for (const auto& [name, value] : p.req.headers) {
+      std::string n = name;
+      for (auto& ch : n) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (n == "proxy-authorization" && value.size() > 6 &&
+          (value.compare(0, 6, "Basic ") == 0 || value.compare(0, 6, "basic ") == 0)) {
+        given = base64_decode(value.substr(6)).value_or("");
+      }
+    }
+    if (!credential_matches(c.t->cfg.credential, given)) {
+      fail(c,
+           "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"wavebox\"\r\n"
+           "Content-Length: 0\r\nConnection: close\r\n\r\n",
+           0);
+      return;
+    }
+  }
   c.host = p.req.host;
   c.port = p.req.port;
   c.connect_method = p.req.connect;
@@ -334,18 +363,38 @@ void Proxy::Impl::on_socks(Conn& c) {
   if (c.st == St::kSocksGreet) {
     auto g = parse_socks_greeting(c.in);
     if (g.status == ParseStatus::kNeedMore) return;
-    if (g.status == ParseStatus::kError || !g.no_auth) {
+    const bool need_auth = !c.t->cfg.credential.empty();
+    if (g.status == ParseStatus::kError || (need_auth ? !g.user_pass : !g.no_auth)) {
       c.reply = std::string{5, static_cast<char>(0xff)};
       c.st = St::kClosing;
       update(c);
       return;
     }
     c.in.erase(0, g.consumed);
-    c.st = St::kSocksReq;
+    c.st = need_auth ? St::kSocksAuth : St::kSocksReq;
     // Answer the greeting now (two bytes into an empty socket buffer); the request may follow in
     // the same segment.
-    static const char kNoAuth[2] = {5, 0};
-    if (::send(c.client.get(), kNoAuth, 2, MSG_NOSIGNAL) != 2) {
+    const char method[2] = {5, static_cast<char>(need_auth ? 2 : 0)};
+    if (::send(c.client.get(), method, 2, MSG_NOSIGNAL) != 2) {
+      close_conn(c.id);
+      return;
+    }
+  }
+  if (c.st == St::kSocksAuth) {
+    auto a = parse_socks_auth(c.in);
+    if (a.status == ParseStatus::kNeedMore) return;
+    const bool good =
+        a.status == ParseStatus::kDone && credential_matches(c.t->cfg.credential, a.user + ":" + a.password);
+    const char answer[2] = {1, static_cast<char>(good ? 0 : 1)};
+    if (!good) {
+      c.reply = std::string(answer, 2);
+      c.st = St::kClosing;
+      update(c);
+      return;
+    }
+    c.in.erase(0, a.consumed);
+    c.st = St::kSocksReq;
+    if (::send(c.client.get(), answer, 2, MSG_NOSIGNAL) != 2) {
       close_conn(c.id);
       return;
     }
@@ -489,6 +538,7 @@ void Proxy::Impl::on_event(Conn& c, bool upstream, std::uint32_t ev) {
   switch (c.st) {
     case St::kHead:
     case St::kSocksGreet:
+    case St::kSocksAuth:
     case St::kSocksReq: {
       char buf[8192];
       ssize_t n = ::recv(c.client.get(), buf, sizeof buf, 0);

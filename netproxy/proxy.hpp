@@ -29,6 +29,10 @@ struct ProxyConfig {
   // answer within approval_timeout_s is a no.
   std::function<void(const std::string& host, int port, std::function<void(bool)> answer)> ask;
   double approval_timeout_s = 30;
+  // "user:password" every client must present (HTTP Proxy-Authorization Basic, SOCKS5
+  // username/password): on macOS the listeners are on the host's loopback, open to every local
+  // process. Empty: none (Linux: the listeners live in the sandbox's own network namespace).
+  std::string credential;
   size_t max_connections = 4096;
   size_t max_head = 65536;
   double head_timeout_s = 30;

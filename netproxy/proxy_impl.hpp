@@ -49,7 +49,7 @@ inline double now_s() {
 }
 
 enum class Proto { kHttp, kSocks, kForward };
-enum class St { kHead, kSocksGreet, kSocksReq, kApproval, kResolving, kConnecting, kRelay, kClosing };
+enum class St { kHead, kSocksGreet, kSocksAuth, kSocksReq, kApproval, kResolving, kConnecting, kRelay, kClosing };
 
 // Answers to approval questions, posted from any thread: shared with the callbacks, which may
 // outlive the proxy.

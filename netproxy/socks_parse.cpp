@@ -18,10 +18,29 @@ SocksGreeting parse_socks_greeting(std::string_view b) {
   if (b.size() < 2 + n) return g;
   for (size_t i = 0; i < n; ++i) {
     if (b[2 + i] == 0) g.no_auth = true;
+    if (b[2 + i] == 2) g.user_pass = true;
   }
   g.consumed = 2 + n;
   g.status = ParseStatus::kDone;
   return g;
+}
+
+SocksAuth parse_socks_auth(std::string_view b) {
+  SocksAuth a;
+  if (b.size() < 2) return a;
+  if (static_cast<unsigned char>(b[0]) != 1) {
+    a.status = ParseStatus::kError;
+    return a;
+  }
+  size_t ulen = static_cast<unsigned char>(b[1]);
+  if (b.size() < 2 + ulen + 1) return a;
+  size_t plen = static_cast<unsigned char>(b[2 + ulen]);
+  if (b.size() < 3 + ulen + plen) return a;
+  a.user = std::string(b.substr(2, ulen));
+  a.password = std::string(b.substr(3 + ulen, plen));
+  a.consumed = 3 + ulen + plen;
+  a.status = ParseStatus::kDone;
+  return a;
 }
 
 SocksRequest parse_socks_request(std::string_view b) {

@@ -10,7 +10,8 @@ namespace wb::netproxy {
 
 struct SocksGreeting {
   ParseStatus status = ParseStatus::kNeedMore;
-  bool no_auth = false;  // the client offers "no authentication"
+  bool no_auth = false;    // the client offers "no authentication"
+  bool user_pass = false;  // the client offers username/password (RFC 1929)
   size_t consumed = 0;
 };
 
@@ -23,6 +24,14 @@ struct SocksRequest {
 };
 
 SocksGreeting parse_socks_greeting(std::string_view buf);
+
+// The username/password sub-negotiation (RFC 1929): VER=1 ULEN UNAME PLEN PASSWD.
+struct SocksAuth {
+  ParseStatus status = ParseStatus::kNeedMore;
+  std::string user, password;
+  size_t consumed = 0;
+};
+SocksAuth parse_socks_auth(std::string_view buf);
 SocksRequest parse_socks_request(std::string_view buf);
 // A reply: VER REP RSV ATYP=1 0.0.0.0:0.
 std::string socks_reply(int code);

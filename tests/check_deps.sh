@@ -14,14 +14,14 @@ check() {  # folder, allowed include prefixes (regex)
 check core 'core'
 check core/sys 'core'
 check bwrap 'core|bwrap'
-check seatbelt 'core|seatbelt'
+check macos 'core|macos'
 check netproxy 'core|netproxy'
-check engine 'core|bwrap|netproxy|seatbelt|engine'
+check engine 'core|bwrap|netproxy|macos|engine'
 check serve 'core|engine|serve'
 # core/ itself (not core/sys) must not include core/sys.
 if grep -nE '#include "core/sys/' core/*.cpp core/*.hpp; then fail=1; fi
 while IFS= read -r f; do
   if grep -nE '#include <(unistd\.h|sys/)|getenv\(' "$f"; then echo "pure file $f touches the system"; fail=1; fi
-done < <(grep -l '^// pure' core/*.cpp engine/*.cpp bwrap/*.cpp seatbelt/*.cpp netproxy/*.cpp 2>/dev/null)
+done < <(grep -l '^// pure' core/*.cpp engine/*.cpp bwrap/*.cpp macos/*.cpp netproxy/*.cpp 2>/dev/null)
 [ $fail -eq 0 ] && echo "dependency direction ok"
 exit $fail

@@ -150,7 +150,6 @@ std::vector<std::string> expand_glob(const std::string& pattern) {
   return out;
 }
 
-namespace {
 Status ensure_private_dir(const std::string& path) {
   if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) return sys_error("mkdir", path, errno);
   struct stat st;
@@ -169,7 +168,6 @@ Status ensure_private_dir(const std::string& path) {
   }
   return ok_status();
 }
-}  // namespace
 
 Result<StateDir> ensure_state_dir() {
   StateDir s;

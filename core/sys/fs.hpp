@@ -48,6 +48,9 @@ struct StateDir {
   std::string placeholder;
 };
 Result<StateDir> ensure_state_dir();
+// Makes the directory (mode 0700) or checks it: a directory of this user's, private (modes
+// opened by a sandboxed command are closed again), not a symbolic link.
+Status ensure_private_dir(const std::string& path);
 // The package caches and the TMPDIR of one workspace's sandboxed runs: base/caches/HASH and
 // base/caches/HASH/tmp, made private (a mode opened up by an earlier run is closed again).
 struct WorkspaceDirs {

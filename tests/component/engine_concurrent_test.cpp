@@ -22,21 +22,14 @@
 #include <thread>
 
 #include "engine/engine.hpp"
+#include "tests/support/files.hpp"
 
 extern char** environ;
 
+using wb::testing::slurp;
+using wb::testing::spit;
+
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-void spit(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
 
 // A loopback server that keeps what its connections send (bounded in time and size).
 struct Collector {

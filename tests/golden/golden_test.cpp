@@ -7,9 +7,11 @@
 
 #include "bwrap/plan.hpp"
 #include "core/paths.hpp"
+#include "tests/golden/check_golden.hpp"
 
 using namespace wb;
 using namespace wb::lnx;
+using wb::testing::check_golden;
 
 namespace {
 
@@ -43,34 +45,6 @@ std::string render(const Plan& plan, const LinuxFacts& facts) {
   std::string out;
   for (const auto& a : render_args(plan, facts, run)) out += a + "\n";
   return out;
-}
-
-void check_golden(const std::string& name, const std::string& actual) {
-  std::string path = std::string(WAVEBOX_GOLDEN_DIR) + "/" + name + ".txt";
-  if (std::getenv("WAVEBOX_UPDATE_GOLDEN")) {
-    std::ofstream(path) << actual;
-    return;
-  }
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string expected = ss.str();
-  if (expected != actual) {
-    std::istringstream e(expected), a(actual);
-    std::string le, la;
-    int line = 1;
-    while (true) {
-      bool ge = static_cast<bool>(std::getline(e, le)), ga = static_cast<bool>(std::getline(a, la));
-      if (!ge && !ga) break;
-      if (le != la) {
-        UNSCOPED_INFO("first difference at line " << line << ": expected '" << le << "' got '" << la << "'");
-        break;
-      }
-      ++line;
-    }
-    UNSCOPED_INFO("whole generated text:\n" << actual);
-  }
-  CHECK(expected == actual);
 }
 
 FsPolicy base_policy() {
@@ -340,22 +314,6 @@ TEST_CASE("seccomp rule list is pinned (rules, not BPF bytes)") {
   }
 }
 
-#include "seatbelt/profile.hpp"
-
-TEST_CASE("seatbelt profile: paths only as parameters, never spliced into the text") {
-  FsPolicy pol;
-  pol.writable = {{"/Users/u/proj", false}, {"/tmp/w\"x", false}};
-  pol.deny_write = {{"/Users/u/proj/.git/hooks", LeafType::kDir, true, ""}};
-  pol.deny_read = {{"/Users/u/.ssh", LeafType::kDir, true, ""}};
-  pol.allow_read = {"/Users/u/.ssh/known_hosts"};
-  auto p = seatbelt::render_profile(pol);
-  CHECK(p.text.find("/Users") == std::string::npos);
-  CHECK(p.text.find("w\"x") == std::string::npos);
-  REQUIRE(p.params.size() == 5);
-  CHECK(p.params[2].first == "WRITABLE_ROOT_0");
-  check_golden("seatbelt_profile", p.text);
-}
-
 TEST_CASE("plan: enableWeakerNestedSandbox leaves the host's /proc, read-only, where bwrap places the mounts") {
   Plan plan;
   LinuxFacts f;
@@ -396,16 +354,4 @@ TEST_CASE("plan: mode strict builds an empty root holding only the system trees,
   CHECK(args.find("/home/u/.bashrc") == std::string::npos);
   CHECK(args.find("/home/u/.netrc") == std::string::npos);
   check_golden("plan_strict", args);
-}
-
-TEST_CASE("seatbelt profile: mode strict reads only the system trees and the policy's, and runs only the command") {
-  FsPolicy pol;
-  pol.strict = true;
-  pol.writable = {{"/Users/u/proj", false}};
-  pol.allow_read = {"/Users/u/data"};
-  auto p = seatbelt::render_profile(pol, "/Users/u/.local/bin/tool");
-  CHECK(p.text.find("(allow file-read*)\n") == std::string::npos);
-  CHECK(p.text.find("/Users") == std::string::npos);
-  CHECK(p.text.find("(allow process-exec (literal (param \"COMMAND\")))") != std::string::npos);
-  check_golden("seatbelt_profile_strict", p.text);
 }

@@ -8,15 +8,12 @@
 #include <sstream>
 
 #include "core/settings.hpp"
+#include "tests/support/files.hpp"
+
+using wb::testing::slurp;
+using wb::testing::spit;
 
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 void schema_keys(const nlohmann::json& node, const std::string& prefix, std::map<std::string, std::string>& out) {
   if (!node.contains("properties")) return;

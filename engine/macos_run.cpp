@@ -1,0 +1,235 @@
+// The macOS run, planned on any system and executed where sandbox-exec is.
+#include "engine/macos_run.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include "bwrap/facts.hpp"
+#include "core/hash.hpp"
+#include "core/paths.hpp"
+#include "core/shell_split.hpp"
+#include "core/sys/fs.hpp"
+#include "core/sys/guards.hpp"
+#include "core/sys/scan.hpp"
+#include "engine/engine.hpp"
+#include "engine/environment.hpp"
+#include "netproxy/proxy.hpp"
+
+namespace wb::engine {
+
+namespace {
+
+std::string random_hex(size_t bytes) {
+  std::random_device rd;
+  std::string out;
+  for (size_t i = 0; i < bytes; ++i) out += fmt::format("{:02x}", rd() & 0xff);
+  return out;
+}
+
+// Where the command is, on the sandbox's PATH (126/127 before anything starts).
+Result<std::string> find_exe(const RunRequest& req, const std::vector<std::string>& env) {
+  std::string path_env;
+  for (const auto& kv : env) {
+    if (kv.rfind("PATH=", 0) == 0) path_env = kv.substr(5);
+  }
+  const std::string& a0 = req.argv[0];
+  if (a0.find('/') != std::string::npos) {
+    std::string full = a0[0] == '/' ? a0 : paths::join(req.cwd, a0);
+    if (req.plan_only || sys::exists(full)) {
+      if (!req.plan_only && (::access(full.c_str(), X_OK) != 0 || sys::is_dir(full))) {
+        return make_error(ErrorKind::kNotExecutable, fmt::format("{}: Permission denied", a0));
+      }
+      return full;
+    }
+    return make_error(ErrorKind::kNotFound, fmt::format("{}: command not found", a0));
+  }
+  std::string exe = sys::find_in_path(a0, path_env);
+  if (exe.empty()) {
+    // Planning for another system: the command is looked up there.
+    if (req.plan_only) return a0;
+    return make_error(ErrorKind::kNotFound, fmt::format("{}: command not found", a0));
+  }
+  return exe;
+}
+
+// A listener on the host's loopback, any free port.
+Result<sys::Fd> loopback_listener(int& port) {
+  sys::Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd.valid()) return sys::sys_error("socket", "127.0.0.1", errno);
+  struct sockaddr_in a {};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd.get(), 512) != 0 ||
+      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    return sys::sys_error("listen", "127.0.0.1", errno);
+  }
+  port = ntohs(a.sin_port);
+  return fd;
+}
+
+// ~/Library/Caches/wavebox and what it holds: the parents as the system makes them (they exist on
+// every Mac), wavebox's own private.
+Status ensure_state(const std::string& home, const std::string& state) {
+  for (const char* d : {"Library", "Library/Caches"}) {
+    std::string p = paths::join(home, d);
+    if (::mkdir(p.c_str(), 0700) != 0 && errno != EEXIST) return sys::sys_error("mkdir", p, errno);
+  }
+  WB_TRY(sys::ensure_private_dir(state));
+  return sys::ensure_private_dir(state + "/scan");
+}
+
+}  // namespace
+
+Result<MacRun> plan_macos(const RunRequest& req) {
+  MacRun m;
+  m.facts = req.macos;
+  m.argv = req.argv;
+  m.plan_only = req.plan_only;
+  const Settings& s = req.settings;
+  // On the Mac: wavebox's state in the user's own caches (no other user can squat it, unlike
+  // /tmp); TMPDIR and the package caches per workspace inside it, as on Linux.
+  const std::string home = req.home;
+  const std::string ws = WB_TRY(macos::canonical_path(req.cwd));
+  m.state_dir = paths::join(home, "Library/Caches/wavebox");
+  m.cache_dir = fmt::format("{}/caches/{:016x}", m.state_dir, fnv1a(ws));
+  m.tmpdir = m.cache_dir + "/tmp";
+  PolicyContext ctx;
+  ctx.home = home;
+  ctx.workspace = ws;
+  ctx.state_dir = m.state_dir;
+  ctx.state_base = m.state_dir;
+  ctx.cache_dir = m.cache_dir;
+  ctx.tmpdir = m.tmpdir;
+  ctx.settings_files = req.settings_files;
+  ctx.extra_writable = req.extra_writable;
+  if (!m.facts.helper.empty()) ctx.program_files.push_back(m.facts.helper);
+  if (s.sandbox.audit_log) ctx.audit_files.push_back(*s.sandbox.audit_log);
+  if (!req.audit_log.empty()) ctx.audit_files.push_back(req.audit_log);
+  FsPolicy fs = make_fs_policy(s.sandbox, ctx, req.network_only);
+  for (const auto& w : fs.warnings) req.log->warn(w);
+  // Globs cover what they match when the run starts, as on Linux.
+  for (const auto& w : lnx::expand_globs(fs)) req.log->warn(w);
+  macos::ProfileInput& in = m.input;
+  // Nested repositories and editor folders: the scan of the writable trees, on the Mac at the
+  // start of the run (a profile cannot learn of them later).
+  if (!req.plan_only && fs.enabled) {
+    WB_TRY(ensure_state(home, m.state_dir));
+    std::vector<sys::ScanHit> hits;
+    for (const auto& root : fs.scan_roots) {
+      if (!sys::is_dir(root)) continue;
+      auto res = WB_TRY(sys::scan_tree(root, m.state_dir + "/scan"));
+      hits.insert(hits.end(), res.hits.begin(), res.hits.end());
+    }
+    auto g = sys::guards_for_hits(hits, ws, home);
+    if (!g.linked.empty()) {
+      return make_error(ErrorKind::kSandboxFailed,
+                        fmt::format("\"{}\" is a protected file with another name (a hard link); remove the other "
+                                    "link and run again",
+                                    g.linked[0]));
+    }
+    in.found = g.deny_write;
+    for (auto& u : sys::guards_for_user_git_config(home)) in.found.push_back(std::move(u));
+    in.repositories = g.repo_dirs;
+    for (const auto& z : g.zones) fs.zones.push_back(z);
+    for (const auto& w : g.writable) fs.writable.push_back({w, false});
+  }
+  std::vector<std::string> pass = s.sandbox.pass_environment;
+  pass.insert(pass.end(), req.pass_env.begin(), req.pass_env.end());
+  m.env = sandbox_env(req.env, m.tmpdir, m.cache_dir, pass, s.sandbox.mode == Mode::kPermissive, *req.log);
+  m.exe = WB_TRY(find_exe(req, m.env));
+  if (fs.strict) {
+    fs.visible.push_back(m.exe);
+    if (!m.facts.helper.empty()) fs.visible.push_back(m.facts.helper);
+  }
+  in.fs = std::move(fs);
+  in.command = m.exe;
+  in.helper = m.facts.helper;
+  in.tmpdir = m.tmpdir;
+  in.tag = "wavebox_" + random_hex(8);
+  in.net.off = req.network_off;
+  in.net.allow_local_binding = s.sandbox.network.allow_local_binding;
+  in.net.unix_sockets = s.sandbox.network.allow_unix_sockets;
+  in.net.all_unix_sockets = s.sandbox.network.allow_all_unix_sockets;
+  m.network_off = req.network_off;
+  m.timeout_s = s.sandbox.resources.timeout_seconds;
+  m.net_policy = WB_TRY(netproxy::make_net_policy(s.sandbox.network));
+  // The profile must render (no "..", no glob left, a valid tag) before anything runs.
+  WB_TRY(macos::render_profile(in));
+  return m;
+}
+
+std::string describe_macos(const MacRun& run, bool json) {
+  // The proxy's ports and credential are chosen when the run starts: 0 and "CREDENTIAL" here.
+  macos::ProxyEndpoints ends{0, 0, "wavebox", "CREDENTIAL"};
+  auto profile = macos::render_profile(run.input);
+  if (!profile.ok()) return "# " + profile.error().message + "\n";
+  auto env = macos::sandbox_environment(run.env, ends, run.network_off);
+  Invocation inv = macos::invocation(run.facts, *profile, run.exe, run.argv, env);
+  if (json) return macos::invocation_json(inv, *profile).dump(2) + "\n";
+  std::string out =
+      "# macOS (Seatbelt): what `wavebox run` executes there; the proxy's ports (0 here) and its\n"
+      "# per-run credential are chosen when the run starts, and so is the log tag\n";
+  out += shell_join({inv.program});
+  for (const auto& a : inv.args) out += " " + shell_join({a});
+  out += "\n# the command's environment:";
+  for (const auto& kv : inv.env) out += " " + shell_join({kv.substr(0, kv.find('='))});
+  return out + "\n";
+}
+
+MacStarted::~MacStarted() {
+  process.reset();  // ends the command's group first
+  if (proxy) proxy->stop();
+}
+
+Result<std::unique_ptr<MacStarted>> start_macos(MacRun run, const RunRequest& req,
+                                                std::function<void(const Violation&)> on_refusal) {
+  auto st = std::make_unique<MacStarted>();
+  WB_TRY(ensure_state(req.home, run.state_dir));
+  WB_TRY(sys::ensure_private_dir(run.state_dir + "/caches"));
+  WB_TRY(sys::ensure_private_dir(run.cache_dir));
+  WB_TRY(sys::ensure_private_dir(run.tmpdir));
+  macos::ProxyEndpoints ends;
+  if (!run.network_off) {
+    ends.user = "wavebox";
+    ends.password = random_hex(16);
+    sys::Fd http = WB_TRY(loopback_listener(ends.http_port));
+    sys::Fd socks = WB_TRY(loopback_listener(ends.socks_port));
+    netproxy::ProxyConfig cfg;
+    cfg.policy = run.net_policy;
+    cfg.on_refusal = std::move(on_refusal);
+    cfg.forward_http_port = req.settings.sandbox.network.http_proxy_port;
+    cfg.forward_socks_port = req.settings.sandbox.network.socks_proxy_port;
+    cfg.credential = ends.user + ":" + ends.password;
+    cfg.ask = req.ask_network;
+    cfg.approval_timeout_s = req.network_approval_timeout_s;
+    st->proxy = WB_TRY(netproxy::Proxy::start(std::move(cfg), std::move(http), std::move(socks)));
+    run.input.net.http_port = ends.http_port;
+    run.input.net.socks_port = ends.socks_port;
+  }
+  macos::Profile profile = WB_TRY(macos::render_profile(run.input));
+  auto env = macos::sandbox_environment(run.env, ends, run.network_off);
+  macos::LaunchSpec spec;
+  spec.inv = macos::invocation(run.facts, profile, run.exe, req.argv, env);
+  spec.cwd = req.cwd;
+  std::copy(std::begin(req.stdio), std::end(req.stdio), spec.stdio);
+  spec.timeout_s = run.timeout_s;
+  spec.log_program = run.facts.log;
+  spec.tag = run.input.tag;
+  spec.log = req.log;
+  req.log->info(fmt::format("macOS: {} with a profile of {} bytes and {} parameters", spec.inv.program,
+                            profile.text.size(), profile.params.size()));
+  st->process = WB_TRY(macos::Process::start(std::move(spec)));
+  return st;
+}
+
+}  // namespace wb::engine

@@ -1,0 +1,41 @@
+// pure
+#include "macos/denials.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace wb::macos {
+
+std::string violation_operation(std::string_view op) {
+  if (op.rfind("file-read", 0) == 0) return "file-read";
+  if (op.rfind("file-write", 0) == 0) return "file-write";
+  return std::string(op);
+}
+
+std::optional<Violation> parse_denial(std::string_view line, const std::string& tag) {
+  if (tag.empty()) return std::nullopt;
+  auto j = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  auto it = j.find("eventMessage");
+  if (it == j.end() || !it->is_string()) return std::nullopt;
+  const std::string msg = it->get<std::string>();
+  if (msg.find(tag) == std::string::npos) return std::nullopt;
+  size_t s = msg.find("Sandbox: ");
+  if (s == std::string::npos) return std::nullopt;
+  std::string rest = msg.substr(s + 9);
+  if (size_t nl = rest.find('\n'); nl != std::string::npos) rest.resize(nl);
+  // The tag may follow on the same line.
+  if (size_t t = rest.find(tag); t != std::string::npos) rest.resize(t);
+  while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t' || rest.back() == '\r')) rest.pop_back();
+  size_t d = rest.find(") deny(");
+  if (d == std::string::npos) return std::nullopt;
+  size_t close = rest.find(')', d + 7);
+  if (close == std::string::npos || close + 1 >= rest.size() || rest[close + 1] != ' ') return std::nullopt;
+  std::string tail = rest.substr(close + 2);
+  size_t sp = tail.find(' ');
+  std::string op = tail.substr(0, sp);
+  std::string target = sp == std::string::npos ? "" : tail.substr(sp + 1);
+  if (op.empty()) return std::nullopt;
+  return Violation{violation_operation(op), target, ""};
+}
+
+}  // namespace wb::macos
