@@ -24,4 +24,25 @@ check "another command, another invocation" [ "$w3" != "$w" ]
 text=$(cd "$WS" && "$WAVEBOX" wrap --settings "$SCRATCH/s.json" -- ls 2>/dev/null </dev/null)
 check "the mask of the denied file is in the printed mounts" grep -q "$HOME/secret" <<<"$text"
 check "bwrap's own command line is the launch's" grep -qE -- '--args 3 -- .*wavebox-shim 5 7 6 8' <<<"$text"
+
+# Planning for a Mac, here: from --cwd, HOME and the settings alone; paths only as parameters.
+mac=$(HOME=/Users/alice "$WAVEBOX" wrap --platform macos --json --cwd "/Users/alice/my project" -- make -j4 2>/dev/null </dev/null)
+check "wrap --platform macos --json prints the invocation" python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+assert set(j) == {"program", "args", "profile", "params", "env"}, j.keys()
+assert j["program"] == "/usr/bin/sandbox-exec"
+assert j["args"][0] == "-p" and j["args"][1] == j["profile"]
+assert j["args"][-5:-3] == ["__sandbox-helper", "3"] and j["args"][-3].endswith("/make")
+assert j["args"][-2:] == ["make", "-j4"]
+assert "/Users" not in j["profile"], "a path in the profile text"
+assert j["params"]["WRITABLE_0"] == "/Users/alice/my project"
+assert any(v == "/Users/alice/.ssh" for v in j["params"].values())
+assert j["env"]["WAVEBOX_SANDBOX"] == "1" and "127.0.0.1" in j["env"]["HTTPS_PROXY"]
+assert j["env"]["TMPDIR"].startswith("/Users/alice/Library/Caches/wavebox/caches/")
+assert "(deny default (with message \"wavebox_" in j["profile"]
+' "$mac"
+text=$(HOME=/Users/alice "$WAVEBOX" wrap --platform macos --cwd /Users/alice/p -- true 2>/dev/null </dev/null)
+check "and as text: sandbox-exec's command line" grep -q "^/usr/bin/sandbox-exec -p '(version 1)" <<<"$text"
+check "--json is for --platform macos" bash -c '! (cd "$1" && "$0" wrap --json -- true >/dev/null 2>&1)' "$WAVEBOX" "$WS"
 finish
