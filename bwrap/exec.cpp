@@ -355,13 +355,12 @@ class Supervision {
 void Supervision::start_proxy() {
   proxy_started_ = true;
   log_.timing("a first connection: the proxy starts");
-  auto st = req_.on_listeners(std::move(child_.http_listener), std::move(child_.socks_listener));
+  auto st = req_.on_listeners(std::move(child_.listeners));
   if (!st) {
     // Closed listeners refuse every connection: the sandbox has no network, nothing more.
     log_.error("the proxy could not start, the sandbox has no network: " + st.error().message);
-    child_.http_listener.reset();
-    child_.socks_listener.reset();
   }
+  child_.listeners = sys::NetListeners{};
 }
 
 // Relays what comes through the stderr pipe (bwrap's messages, and the command's stderr when it
@@ -542,21 +541,29 @@ void Supervision::loop() {
         observe_ && observer().ready() && !observer().running() && !observer_hup_ && !late_pending_;
     // A plan from the scan cache: the first notification starts its check, and waits for it.
     const bool waits_for_check = late_pending_ && !late_started_ && observe_ && observer().ready() && !observer_hup_;
-    struct pollfd p[9] = {
+    struct pollfd p[12] = {
         {exited_ ? -1 : L_.keeper_pidfd.get(), POLLIN, 0},
         {status_eof_ ? -1 : L_.status_rd.get(), POLLIN, 0},
         {err_eof_ ? -1 : L_.err_rd.get(), POLLIN, 0},
         {observe_ && observer().socket_fd() >= 0 ? observer().socket_fd() : -1, POLLIN, 0},
-        {proxy_started_ ? -1 : child_.http_listener.get(), POLLIN, 0},
-        {proxy_started_ ? -1 : child_.socks_listener.get(), POLLIN, 0},
+        {proxy_started_ ? -1 : child_.listeners.http.get(), POLLIN, 0},
+        {proxy_started_ ? -1 : child_.listeners.socks.get(), POLLIN, 0},
         {observer_idle || waits_for_check ? observer().listener_fd() : -1, POLLIN, 0},
         {req_.signals ? req_.signals->fd() : -1, POLLIN, 0},
         {late_pending_ ? req_.late_fd : -1, POLLIN, 0},
+        // A name looked up, or a connection to one: the proxy starts as for a proxied one.
+        {proxy_started_ ? -1 : child_.listeners.dns.get(), POLLIN, 0},
+        {proxy_started_ || child_.listeners.transparent.size() < 1 ? -1 : child_.listeners.transparent[0].get(), POLLIN,
+         0},
+        {proxy_started_ || child_.listeners.transparent.size() < 2 ? -1 : child_.listeners.transparent[1].get(), POLLIN,
+         0},
     };
-    int n = ::poll(p, 9, timeout_ms);
+    int n = ::poll(p, 12, timeout_ms);
     if (n < 0 && errno != EINTR) break;
     ++wakeups_;
-    if (!proxy_started_ && (p[4].revents || p[5].revents)) start_proxy();
+    if (!proxy_started_ && (p[4].revents || p[5].revents || p[9].revents || p[10].revents || p[11].revents)) {
+      start_proxy();
+    }
     if (p[8].revents) {
       // The plan's check is done: what it found goes to the observer before it answers anything.
       late_pending_ = false;
@@ -657,10 +664,10 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req, const std::string& opt
   if (auto st = send_start_word(L, req); !st) return abort_child(st.error());
   if (req.network_off) {
     // shutdown reaches every copy of a listening socket: none is left listening.
-    ::shutdown(child.http_listener.get(), SHUT_RDWR);
-    ::shutdown(child.socks_listener.get(), SHUT_RDWR);
-    child.http_listener.reset();
-    child.socks_listener.reset();
+    ::shutdown(child.listeners.http.get(), SHUT_RDWR);
+    ::shutdown(child.listeners.socks.get(), SHUT_RDWR);
+    for (auto& t : child.listeners.transparent) ::shutdown(t.get(), SHUT_RDWR);
+    child.listeners = sys::NetListeners{};
   }
   if (auto st = await_bwrap(child); !st) return abort_child(st.error());
   L.status_wr.reset();

@@ -118,7 +118,7 @@ struct ExecRequest {
   Observer* observer = nullptr;
   // bwrap runs inside a fresh network namespace (bwrap/netns.hpp); on_listeners receives the
   // proxy's listening sockets before the command can connect, and must start serving them.
-  std::function<Status(sys::Fd http, sys::Fd socks)> on_listeners;
+  std::function<Status(sys::NetListeners)> on_listeners;
   // Called with each complete line the command wrote on stderr, when stderr is relayed.
   std::function<void(const std::string&)> stderr_line;
   // Called once bwrap reports the command's exit code: pid 1 of the sandbox has ended, and with

@@ -126,13 +126,17 @@ Result<NetnsChild> spawn_in_netns(const std::string& shim, const std::vector<std
 }
 
 Status receive_listeners(NetnsChild& child) {
-  int fds[3] = {-1, -1, -1};
+  int fds[WB_KEEPER_FDS];
+  for (int& f : fds) f = -1;
   char hello = 0;
-  int n = sys::recv_fds(child.control.get(), fds, 3, &hello, 1);
-  if (n == 3 && hello == WB_WORD_LISTENERS) {
-    child.http_listener.reset(fds[0]);
-    child.socks_listener.reset(fds[1]);
+  int n = sys::recv_fds(child.control.get(), fds, WB_KEEPER_FDS, &hello, 1);
+  if (n == WB_KEEPER_FDS && hello == WB_WORD_LISTENERS) {
+    child.listeners.http.reset(fds[0]);
+    child.listeners.socks.reset(fds[1]);
     child.unix_diag.reset(fds[2]);
+    child.listeners.dns.reset(fds[3]);
+    child.listeners.transparent.emplace_back(fds[4]);
+    child.listeners.transparent.emplace_back(fds[5]);
   } else {
     for (int i = 0; i < n; ++i) ::close(fds[i]);
   }
@@ -141,11 +145,11 @@ Status receive_listeners(NetnsChild& child) {
   struct pollfd pf = {child.error_pipe.get(), POLLIN, 0};
   ChildError e{};
   ssize_t got = 0;
-  if (child.http_listener.valid() && ::poll(&pf, 1, 0) > 0 && (pf.revents & POLLIN)) {
+  if (child.listeners.http.valid() && ::poll(&pf, 1, 0) > 0 && (pf.revents & POLLIN)) {
     got = ::read(child.error_pipe.get(), &e, sizeof e);
   }
-  if (!child.http_listener.valid() || got == static_cast<ssize_t>(sizeof e)) {
-    if (!child.http_listener.valid()) got = ::read(child.error_pipe.get(), &e, sizeof e);
+  if (!child.listeners.http.valid() || got == static_cast<ssize_t>(sizeof e)) {
+    if (!child.listeners.http.valid()) got = ::read(child.error_pipe.get(), &e, sizeof e);
     int st;
     ::waitpid(child.pid, &st, 0);
     return make_error(ErrorKind::kSandboxFailed,

@@ -25,13 +25,12 @@ constexpr int kHttpProxyPort = WB_HTTP_PORT;
 constexpr int kSocksProxyPort = WB_SOCKS_PORT;
 
 struct NetnsChild {
-  pid_t pid = -1;        // the keeper: our child; its exit status is bwrap's
-  pid_t bwrap_pid = -1;  // bwrap, pid 1 of the new pid namespace, as seen from here; SIGKILL ends all
-  sys::Fd http_listener;
-  sys::Fd socks_listener;
-  sys::Fd unix_diag;   // NETLINK_SOCK_DIAG in the sandbox's network namespace
-  sys::Fd control;     // the listeners, then bwrap's pid
-  sys::Fd error_pipe;  // {step, errno} from the keeper's side; closes once bwrap is exec'd
+  pid_t pid = -1;               // the keeper: our child; its exit status is bwrap's
+  pid_t bwrap_pid = -1;         // bwrap, pid 1 of the new pid namespace, as seen from here; SIGKILL ends all
+  sys::NetListeners listeners;  // the proxies', DNS, transparent TCP (bwrap/shim/wire.h)
+  sys::Fd unix_diag;            // NETLINK_SOCK_DIAG in the sandbox's network namespace
+  sys::Fd control;              // the listeners, then bwrap's pid
+  sys::Fd error_pipe;           // {step, errno} from the keeper's side; closes once bwrap is exec'd
 };
 
 // Waits for the keeper's listeners (the namespace is ready then), or its failure.

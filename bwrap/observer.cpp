@@ -347,11 +347,14 @@ Observer::Observed Observer::observe(pid_t pid, int nr, const unsigned long long
       if (ss.ss_family == AF_INET) {
         auto* in = reinterpret_cast<struct sockaddr_in*>(&ss);
         if ((ntohl(in->sin_addr.s_addr) >> 24) == 127) break;  // the sandbox's own loopback
+        // Port 53 is the sandbox's own resolver, on every address it has (the host's nameservers
+        // among them): it reports the names it refuses itself.
+        if (ntohs(in->sin_port) == 53) break;
         ::inet_ntop(AF_INET, &in->sin_addr, ip, sizeof ip);
         o.network = fmt::format("{}:{}", ip, ntohs(in->sin_port));
       } else if (ss.ss_family == AF_INET6) {
         auto* in6 = reinterpret_cast<struct sockaddr_in6*>(&ss);
-        if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr)) break;
+        if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) || ntohs(in6->sin6_port) == 53) break;
         ::inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof ip);
         o.network = fmt::format("[{}]:{}", ip, ntohs(in6->sin6_port));
       }

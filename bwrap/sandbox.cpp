@@ -399,9 +399,9 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
       for (const auto& v : found.items()) sink(v);
     };
   }
-  req.on_listeners = [&](sys::Fd http, sys::Fd socks) -> Status {
+  req.on_listeners = [&](sys::NetListeners listeners) -> Status {
     if (!run.start_network) return make_error(ErrorKind::kSandboxFailed, "internal: no network side");
-    return run.start_network(std::move(http), std::move(socks), sink);
+    return run.start_network(std::move(listeners), sink);
   };
   sys::StubRegistry stubs(run.state.stubs, run.state.pool);
   req.on_sandbox_ended = [&] {

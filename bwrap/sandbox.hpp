@@ -36,7 +36,7 @@ struct LinuxRun {
   bool network_off = false;                            // --network off: no proxy, no proxy variables
   // Serves the sandbox's proxy listeners (the caller starts netproxy here; bwrap/ does not
   // include netproxy/); refusals go to sink, from any thread.
-  std::function<Status(sys::Fd http, sys::Fd socks, std::function<void(const Violation&)> sink)> start_network;
+  std::function<Status(sys::NetListeners listeners, std::function<void(const Violation&)> sink)> start_network;
   std::function<void()> stop_network;
   // Started early by launch_sandbox (the namespaces and bwrap get going while the caller still
   // checks and plans); run_sandboxed starts one itself when this is empty.

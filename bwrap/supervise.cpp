@@ -343,6 +343,26 @@ long long dirfd_arg(unsigned long long v) {
   return static_cast<long long>(static_cast<int>(v));
 }
 
+int task_pidfd(pid_t tid) {
+  constexpr unsigned kPidfdThread = O_EXCL;  // PIDFD_THREAD
+  int fd = static_cast<int>(::syscall(SYS_pidfd_open, tid, kPidfdThread));
+  if (fd >= 0) return fd;
+  fd = static_cast<int>(::syscall(SYS_pidfd_open, tid, 0));  // a thread group's leader
+  if (fd >= 0 || errno != EINVAL) return fd;
+  // Another thread of a process, on a kernel without PIDFD_THREAD: its thread group's.
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/status", static_cast<int>(tid));
+  std::FILE* f = std::fopen(path, "re");
+  if (!f) return -1;
+  char line[256];
+  long tgid = -1;
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::sscanf(line, "Tgid: %ld", &tgid) == 1) break;
+  }
+  std::fclose(f);
+  return tgid > 0 ? static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(tgid), 0)) : -1;
+}
+
 }  // namespace detail
 
 bool Supervisor::refuse_creation(Performed& r, const std::string& path, int parent, bool tree) {

@@ -49,7 +49,7 @@ Performed with_error(Performed r, int err) {
 // cannot swap what number n names between the check and the open.
 Performed Supervisor::reopen_own_fd(pid_t pid, int n, int flags, const std::string& path, Performed r) {
   if (flags & O_EXCL) return with_error(r, EEXIST);
-  sys::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  sys::Fd pidfd(task_pidfd(pid));
   sys::Fd held(pidfd.valid() ? static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), n, 0)) : -1);
   if (!held.valid()) return with_error(r, EBADF);
   // Reported as the file the descriptor is (what the command wrote to, whatever it called it).
@@ -300,7 +300,7 @@ bool Supervisor::bound_in_sandbox(dev_t dev, ino_t ino) {
 Performed Supervisor::unix_bind(pid_t pid, const unsigned long long* a) {
   Performed r;
   r.handled = true;
-  sys::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  sys::Fd pidfd(task_pidfd(pid));
   sys::Fd sock(pidfd.valid() ? static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), static_cast<int>(a[0]), 0))
                              : -1);
   if (!sock.valid()) {
@@ -357,7 +357,7 @@ Performed Supervisor::unix_address(pid_t pid, const unsigned long long* a) {
   // another thread could turn the address's family from AF_INET to AF_UNIX after it was read, and
   // a call continued to the kernel reads it again. A Unix socket's connect is always answered
   // here; only an inet one goes on to the kernel (which refuses it a Unix address).
-  sys::Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  sys::Fd pidfd(task_pidfd(pid));
   sys::Fd sock(pidfd.valid() ? static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), static_cast<int>(a[0]), 0))
                              : -1);
   int domain = -1;

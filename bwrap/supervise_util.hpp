@@ -21,6 +21,11 @@ long long dirfd_arg(unsigned long long v);
 
 constexpr int kMaxHops = 40;  // symbolic links followed, as the kernel's limit
 
+// A pidfd of the task a notification names (its id is the calling thread's): the thread itself
+// where the kernel can (PIDFD_THREAD, Linux 6.9), else its thread group's, which shares its
+// descriptor table. Invalid when the task is gone.
+int task_pidfd(pid_t tid);
+
 // The string at addr in the caller, read once; EFAULT, ENAMETOOLONG as the kernel answers.
 int read_string(pid_t pid, unsigned long long addr, std::string& out);
 std::string read_link_at(int dirfd, const char* p);

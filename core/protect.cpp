@@ -120,6 +120,17 @@ const std::vector<ProtectedEntry>& protected_table() {
       {".emacs.d", S::kHome, T::kDir, "Emacs"},
       {".netrc", S::kHome, T::kFile, "curl, git, ftp credentials"},
       {".git-credentials", S::kHome, T::kFile, "git credential store"},
+      // macOS: what launchd, apps and agent hosts there run or trust (nothing on Linux has these).
+      {"Library/LaunchAgents", S::kHome, T::kDir, "launchd starts what it names at login (macOS)"},
+      {"Library/Preferences", S::kHome, T::kDir, "apps' settings, some of them commands (Terminal, iTerm2; macOS)"},
+      {"Library/Services", S::kHome, T::kDir, "Services menu workflows (macOS)"},
+      {"Library/Scripts", S::kHome, T::kDir, "AppleScripts that apps and Folder Actions run (macOS)"},
+      {"Library/Application Support/Code/User", S::kHome, T::kDir, "VS Code user settings and tasks (macOS)"},
+      {"Library/Application Support/Cursor/User", S::kHome, T::kDir, "Cursor user settings (macOS)"},
+      {"Library/Application Support/Claude", S::kHome, T::kDir, "Claude Desktop (MCP servers it starts; macOS)"},
+      {"Library/Application Support/iTerm2", S::kHome, T::kDir, "iTerm2 (AutoLaunch scripts, dynamic profiles; macOS)"},
+      {"Library/Application Support/pip", S::kHome, T::kDir, "pip (index URL, trusted hosts; macOS)"},
+      {"Library/Keychains", S::kHome, T::kDir, "the user's keychains (macOS)"},
   };
   return k;
 }

@@ -555,6 +555,7 @@ const std::vector<std::string>& sensitive_home_paths() {
       ".claude/.credentials.json",
       ".codex/auth.json",
       ".config/gcloud",
+      "Library/Keychains",  // macOS
       ".azure",
       ".pgpass",
       ".vault-token",

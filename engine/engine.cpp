@@ -399,7 +399,7 @@ Outcome finish(const Internal& in, const lnx::RunOutcome& o);
 void wire_network(Internal& in, std::unique_ptr<netproxy::Proxy>& proxy, std::uint64_t& tenant) {
   lnx::LinuxRun& run = in.run;
   const Settings& s = in.req.settings;
-  run.start_network = [&in, &s, &proxy, &tenant](sys::Fd http, sys::Fd socks,
+  run.start_network = [&in, &s, &proxy, &tenant](sys::NetListeners listeners,
                                                  std::function<void(const Violation&)> sink) -> Status {
     netproxy::ProxyConfig cfg;
     cfg.policy = in.net_policy;
@@ -409,10 +409,10 @@ void wire_network(Internal& in, std::unique_ptr<netproxy::Proxy>& proxy, std::ui
     cfg.ask = in.req.ask_network;
     cfg.approval_timeout_s = in.req.network_approval_timeout_s;
     if (in.req.shared_proxy) {
-      tenant = WB_TRY(in.req.shared_proxy->attach(std::move(cfg), std::move(http), std::move(socks)));
+      tenant = WB_TRY(in.req.shared_proxy->attach(std::move(cfg), std::move(listeners)));
       return ok_status();
     }
-    proxy = WB_TRY(netproxy::Proxy::start(std::move(cfg), std::move(http), std::move(socks)));
+    proxy = WB_TRY(netproxy::Proxy::start(std::move(cfg), std::move(listeners)));
     return ok_status();
   };
   run.stop_network = [&in, &proxy, &tenant] {
@@ -540,6 +540,7 @@ Result<std::unique_ptr<Run>> start(Prepared p) {
     if (state->mac) {
       macos::Exit e = state->mac->process->wait();
       state->mac->proxy.reset();  // its refusals are all in
+      state->mac->warn_new_repositories(*state->internal->req.log);
       lnx::RunOutcome o;
       o.exit_code = e.exit_code;
       o.timed_out = e.timed_out;

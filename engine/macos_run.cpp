@@ -140,6 +140,8 @@ Result<MacRun> plan_macos(const RunRequest& req) {
     in.found = g.deny_write;
     for (auto& u : sys::guards_for_user_git_config(home)) in.found.push_back(std::move(u));
     in.repositories = g.repo_dirs;
+    m.git_dirs = g.git_dirs;
+    m.scan_roots = fs.scan_roots;
     for (const auto& z : g.zones) fs.zones.push_back(z);
     for (const auto& w : g.writable) fs.writable.push_back({w, false});
   }
@@ -155,12 +157,19 @@ Result<MacRun> plan_macos(const RunRequest& req) {
   in.command = m.exe;
   in.helper = m.facts.helper;
   in.tmpdir = m.tmpdir;
+  in.home = home;
   in.tag = "wavebox_" + random_hex(8);
   in.net.off = req.network_off;
   in.net.allow_local_binding = s.sandbox.network.allow_local_binding;
   in.net.unix_sockets = s.sandbox.network.allow_unix_sockets;
   in.net.all_unix_sockets = s.sandbox.network.allow_all_unix_sockets;
   m.network_off = req.network_off;
+  if (s.sandbox.network.allow_local_binding && !req.network_off) {
+    req.log->warn(
+        "sandbox.network.allowLocalBinding on macOS: the command can accept connections from any host that reaches "
+        "this Mac, not only from itself (Seatbelt cannot limit binding to loopback; on Linux the sandbox's loopback "
+        "is its own)");
+  }
   m.timeout_s = s.sandbox.resources.timeout_seconds;
   m.net_policy = WB_TRY(netproxy::make_net_policy(s.sandbox.network));
   // The profile must render (no "..", no glob left, a valid tag) before anything runs.
@@ -186,6 +195,25 @@ std::string describe_macos(const MacRun& run, bool json) {
   return out + "\n";
 }
 
+void MacStarted::warn_new_repositories(const Logger& log) const {
+  std::vector<sys::ScanHit> hits;
+  for (const auto& root : scan_roots) {
+    if (!sys::is_dir(root)) continue;
+    auto res = sys::scan_tree(root, state_dir + "/scan");
+    if (!res.ok()) return;
+    hits.insert(hits.end(), res->hits.begin(), res->hits.end());
+  }
+  auto now = sys::guards_for_hits(hits, workspace, home);
+  for (const auto& d : now.git_dirs) {
+    if (std::find(git_dirs.begin(), git_dirs.end(), d) != git_dirs.end()) continue;
+    log.warn(
+        fmt::format("the command created the git repository \"{}\"; its hooks and config were writable "
+                    "during this run (they are protected from the next run on). Check them before running "
+                    "git there outside the sandbox",
+                    d));
+  }
+}
+
 MacStarted::~MacStarted() {
   process.reset();  // ends the command's group first
   if (proxy) proxy->stop();
@@ -195,6 +223,11 @@ Result<std::unique_ptr<MacStarted>> start_macos(MacRun run, const RunRequest& re
                                                 std::function<void(const Violation&)> on_refusal) {
   auto st = std::make_unique<MacStarted>();
   WB_TRY(ensure_state(req.home, run.state_dir));
+  st->state_dir = run.state_dir;
+  st->home = req.home;
+  st->workspace = run.input.fs.scan_roots.empty() ? req.cwd : run.input.fs.scan_roots[0];
+  st->scan_roots = run.scan_roots;
+  st->git_dirs = run.git_dirs;
   WB_TRY(sys::ensure_private_dir(run.state_dir + "/caches"));
   WB_TRY(sys::ensure_private_dir(run.cache_dir));
   WB_TRY(sys::ensure_private_dir(run.tmpdir));
@@ -212,9 +245,18 @@ Result<std::unique_ptr<MacStarted>> start_macos(MacRun run, const RunRequest& re
     cfg.credential = ends.user + ":" + ends.password;
     cfg.ask = req.ask_network;
     cfg.approval_timeout_s = req.network_approval_timeout_s;
-    st->proxy = WB_TRY(netproxy::Proxy::start(std::move(cfg), std::move(http), std::move(socks)));
+    sys::NetListeners listeners;
+    listeners.http = std::move(http);
+    listeners.socks = std::move(socks);
+    st->proxy = WB_TRY(netproxy::Proxy::start(std::move(cfg), std::move(listeners)));
     run.input.net.http_port = ends.http_port;
     run.input.net.socks_port = ends.socks_port;
+  }
+  // Its own terminal, by name: every other one of the user's stays unreadable.
+  for (int fd : req.stdio) {
+    if (fd < 0 || !::isatty(fd)) continue;
+    if (const char* name = ::ttyname(fd)) run.input.own_tty = name;
+    break;
   }
   macos::Profile profile = WB_TRY(macos::render_profile(run.input));
   auto env = macos::sandbox_environment(run.env, ends, run.network_off);

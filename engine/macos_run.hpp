@@ -34,6 +34,8 @@ struct MacRun {
   bool plan_only = false;
   std::optional<double> timeout_s;
   netproxy::NetPolicy net_policy;
+  std::vector<std::string> scan_roots;  // scanned at the start, and again after the run
+  std::vector<std::string> git_dirs;    // the repositories found at the start
 };
 
 Result<MacRun> plan_macos(const RunRequest& req);
@@ -44,6 +46,11 @@ std::string describe_macos(const MacRun& run, bool json);
 struct MacStarted {
   std::unique_ptr<netproxy::Proxy> proxy;
   std::unique_ptr<macos::Process> process;
+  std::string state_dir, home, workspace;
+  std::vector<std::string> scan_roots, git_dirs;
+  // After the run: a repository the command made (git init, a clone, a bare layout moved into
+  // place) was writable during it; said, as on Linux (guarded from the next run on).
+  void warn_new_repositories(const Logger& log) const;
   ~MacStarted();
 };
 Result<std::unique_ptr<MacStarted>> start_macos(MacRun run, const RunRequest& req,

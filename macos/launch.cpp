@@ -50,7 +50,10 @@ struct Argv {
 // above 10 first, so placing one cannot clobber another), resets signals, enters cwd, execs.
 [[noreturn]] void child(const char* program, char** argv, char** envp, const char* cwd, const int from[4],
                         int report_given) {
-  ::setpgid(0, 0);
+  // A session of its own: the user's terminal is no longer its controlling terminal, so TIOCSTI
+  // (which needs it, for anyone but root) cannot type into the user's shell, during the run or
+  // after it. Its process group is its own too (signals, the timeout).
+  ::setsid();
   // Out of the way of the numbers placed below; closed by the exec.
   const int report_w = ::fcntl(report_given, F_DUPFD_CLOEXEC, 10);
   sigset_t none;
@@ -133,7 +136,6 @@ class LogReader {
       ::close(err_pipe[0]);
       return nullptr;
     }
-    ::setpgid(pid, pid);
     char buf[8];
     ssize_t n = ::read(err_pipe[0], buf, sizeof buf);  // EOF: exec worked
     ::close(err_pipe[0]);
@@ -227,9 +229,6 @@ Result<std::unique_ptr<Process>> Process::start(LaunchSpec spec) {
   Argv av(std::move(args));
   Argv ev(s.inv.env);
   const int from[4] = {s.stdio[0], s.stdio[1], s.stdio[2], report[1]};
-  // The terminal goes to the command's group while it runs (job control, reads), when wavebox
-  // holds it in the foreground.
-  const bool tty = s.stdio[0] >= 0 && ::isatty(s.stdio[0]) && ::tcgetpgrp(s.stdio[0]) == ::getpgrp();
   pid_t pid = ::fork();
   if (pid == 0) child(av.ptrs[0], av.ptrs.data(), ev.ptrs.data(), s.cwd.c_str(), from, report[1]);
   const int fork_err = errno;
@@ -238,16 +237,7 @@ Result<std::unique_ptr<Process>> Process::start(LaunchSpec spec) {
     ::close(report[0]);
     return make_error(ErrorKind::kSandboxFailed, "fork: " + std::string(std::strerror(fork_err)));
   }
-  ::setpgid(pid, pid);
   p->pid_ = pid;
-  if (tty) {
-    sigset_t ttou, old;
-    sigemptyset(&ttou);
-    sigaddset(&ttou, SIGTTOU);
-    pthread_sigmask(SIG_BLOCK, &ttou, &old);
-    p->gave_terminal_ = ::tcsetpgrp(s.stdio[0], pid) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  }
   p->waiter_ = std::thread([q = p.get()] { q->reap_blocking(); });
   // The report: 'X'+errno (sandbox-exec could not be executed), nothing (it ran but never
   // started the helper: the profile was refused), 'S' (the helper runs inside), then EOF (the
@@ -328,14 +318,6 @@ Exit Process::wait() {
     if (r == 0) signal(SIGKILL);
   }
   if (waiter_.joinable()) waiter_.join();
-  if (gave_terminal_) {
-    sigset_t ttou, old;
-    sigemptyset(&ttou);
-    sigaddset(&ttou, SIGTTOU);
-    pthread_sigmask(SIG_BLOCK, &ttou, &old);
-    ::tcsetpgrp(spec_.stdio[0], ::getpgrp());
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  }
   close_fd(notify_[0]);
   close_fd(notify_[1]);
   out.exit_code = out.timed_out          ? 124

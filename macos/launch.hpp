@@ -1,6 +1,7 @@
 #pragma once
 // macOS: the executor (POSIX only, so it runs and is tested anywhere against a fake sandbox-exec
-// and a fake log). Starts sandbox-exec in a process group of its own, learns from the helper
+// and a fake log). Starts sandbox-exec in a session of its own (the user's terminal is not its
+// controlling terminal: no TIOCSTI into the user's shell; no job control inside), learns from the helper
 // that the profile was applied, forwards signals, ends the group on timeout or when dropped, and
 // collects the run's refusals from `log stream`. Nothing process-wide is changed (no signal
 // handler or mask, no cwd, no environment): several may run at once in one process.
@@ -61,7 +62,6 @@ class Process {
   bool reaped_ = false;
   int status_ = 0;
   bool waited_ = false;
-  bool gave_terminal_ = false;
   std::unique_ptr<LogReader> reader_;
   void reap_blocking();
 };

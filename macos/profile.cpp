@@ -119,12 +119,26 @@ std::string none_of(const std::vector<std::string>& f) {
   return "(require-not " + any_of(f) + ")";
 }
 
-// An SBPL regex matching the name as a whole path component, anywhere.
+// An SBPL regex matching the name (one or more components) as whole path components, anywhere,
+// in any case: the Mac's volumes are case-insensitive by default, and a name that does not exist
+// yet is matched as the caller spells it (.WAVE/settings.json is read as .wave/settings.json).
 std::string name_regex(const std::string& name) {
   std::string re;
   for (char c : name) {
-    if (std::string_view(".^$*+?()[]{}|\\/\"").find(c) != std::string_view::npos) re += '\\';
-    re += c;
+    if (c >= 'a' && c <= 'z') {
+      re += '[';
+      re += static_cast<char>(c - 'a' + 'A');
+      re += c;
+      re += ']';
+    } else if (c >= 'A' && c <= 'Z') {
+      re += '[';
+      re += c;
+      re += static_cast<char>(c - 'A' + 'a');
+      re += ']';
+    } else {
+      if (std::string_view(".^$*+?()[]{}|\\\"").find(c) != std::string_view::npos) re += '\\';
+      re += c;
+    }
   }
   return "(regex #\"/" + re + "(/|$)\")";
 }
@@ -211,11 +225,15 @@ Status read_rules(const ProfileInput& in, Params& P, std::string& t) {
     for (const auto& v : trees) visible.push_back(subpath(WB_TRY(P.path("VISIBLE", v))));
     t += "; mode strict: names resolve everywhere, contents only in the system trees and the policy's\n";
     t += base.empty() ? "(allow file-read-metadata)\n" : "(allow file-read-metadata " + base + ")\n";
-    std::vector<std::string> f = {any_of(visible)};
+    std::vector<std::string> f = {any_of(visible), "(require-not (regex #\"^/dev/ttys[0-9]+$\"))"};
     if (!base.empty()) f.push_back(base);
     t += "(allow file-read* " + all_of(f) + ")\n";
   } else {
-    t += base.empty() ? "(allow file-read*)\n" : "(allow file-read* " + base + ")\n";
+    // Every terminal but the command's own (a parameter) and the ptys it opens: another tab's
+    // tty is the user's, and what is typed there (a sudo password) is not the command's to read.
+    std::vector<std::string> f = {"(require-not (regex #\"^/dev/ttys[0-9]+$\"))"};
+    if (!base.empty()) f.push_back(base);
+    t += "(allow file-read* " + all_of(f) + ")\n";
   }
   for (const auto& e : entries) {
     if (e.allow) t += "(allow file-read* " + region(e) + ")\n";
@@ -260,14 +278,25 @@ Status write_rules(const ProfileInput& in, Params& P, std::string& t) {
     for (const auto& c : z.carve) over.push_back(subpath(WB_TRY(P.path("WRITABLE", c))));
   }
   // The names at any depth are constants of ours: they may stand in the text.
+  // The workspace's rows too (a shell's rc file, .gitconfig): a profile cannot anchor a pattern
+  // at the workspace without its path in the text, so on macOS they are refused at any depth. The
+  // home rows likewise when home itself is writable (a case-changed ~/.SSH would be ~/.ssh).
+  bool home_writable = false;
+  if (auto home = canonical_path(in.home); home.ok()) {
+    for (const auto& r : roots_canon) home_writable |= paths::is_within(*home, r);
+  }
   for (const auto& e : protected_table()) {
-    if (e.scope == ProtectScope::kAnyDepth) excluded.push_back(name_regex(e.rel));
+    if (e.scope == ProtectScope::kAnyDepth || e.scope == ProtectScope::kWorkspace ||
+        (e.scope == ProtectScope::kHome && home_writable)) {
+      std::string re = name_regex(e.rel);
+      if (std::find(excluded.begin(), excluded.end(), re) == excluded.end()) excluded.push_back(re);
+    }
   }
   // HEAD beside objects/ and refs/ makes a directory a bare repository git trusts: HEAD is
   // written only in a git directory (one named .git, or one the scan found).
-  std::vector<std::string> head_ok = {"(regex #\"/\\.git/\")"};
+  std::vector<std::string> head_ok = {"(regex #\"/\\.[gG][iI][tT]/\")"};
   for (const auto& r : in.repositories) head_ok.push_back(subpath(WB_TRY(P.path("REPOSITORY", r))));
-  excluded.push_back(all_of({"(regex #\"/HEAD$\")", none_of(head_ok)}));
+  excluded.push_back(all_of({"(regex #\"/[hH][eE][aA][dD]$\")", none_of(head_ok)}));
   auto uniq = [](std::vector<std::string>& v) {
     std::vector<std::string> out;
     for (auto& x : v) {
@@ -371,6 +400,9 @@ Result<Profile> render_profile(const ProfileInput& in) {
   t += "(allow file-read* file-write* (require-all (regex #\"^/dev/ttys[0-9]+$\") "
        "(extension \"com.apple.sandbox.pty\")))\n";
   t += "(allow file-ioctl (regex #\"^/dev/ttys[0-9]+$\"))\n";
+  if (!in.own_tty.empty()) {
+    t += "(allow file-read* file-write* file-ioctl (literal " + WB_TRY(P.path("OWN_TTY", in.own_tty)) + "))\n";
+  }
   t += "(allow file-write-data file-ioctl (literal \"/dev/null\") (literal \"/dev/zero\") "
        "(literal \"/dev/dtracehelper\") (regex #\"^/dev/fd/[0-9]+$\"))\n";
   if (!in.fs.enabled) {

@@ -38,6 +38,8 @@ struct ProfileInput {
   std::string command;  // the program the run executes (absolute); in mode strict the only one
   std::string helper;   // wavebox's helper, executed first inside (reports "started")
   std::string tmpdir;   // the sandbox's TMPDIR: Unix sockets the command makes itself live there
+  std::string home;     // its home rows are refused at any depth when home itself is writable
+  std::string own_tty;  // the terminal the command was given (/dev/ttysNNN), when it was
   // Protected paths found by the workspace scan (a nested repository's hooks and config): the
   // profile cannot learn them later, so they come from the plan.
   std::vector<GuardedPath> found;

@@ -33,6 +33,20 @@ NetDecision decide_host(const NetPolicy& p, const std::string& host, int port) {
   return {false, "host is not on the allow list", ""};
 }
 
+NetDecision decide_name(const NetPolicy& p, const std::string& host) {
+  std::vector<int> ports = {443, 80};
+  for (const auto& [pat, text] : p.allowed) {
+    if (pat.port) ports.push_back(*pat.port);
+  }
+  NetDecision first;
+  for (size_t i = 0; i < ports.size(); ++i) {
+    NetDecision d = decide_host(p, host, ports[i]);
+    if (d.allow) return d;
+    if (i == 0) first = d;
+  }
+  return first;
+}
+
 NetDecision check_resolved(const NetPolicy& p, const std::string& host, const std::string& address,
                            const std::string& address_bytes, bool is_own_address, int port, bool literal_approved) {
   if (!is_own_address && !is_local_or_special(address_bytes)) return {true, "allowed", ""};

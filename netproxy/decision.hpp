@@ -25,6 +25,9 @@ struct NetDecision {
 Result<NetPolicy> make_net_policy(const NetworkSettings& s);
 // host must be canonical (canonical_host).
 NetDecision decide_host(const NetPolicy& p, const std::string& host, int port);
+// For the sandbox's resolver: whether some connection to the name could be allowed (on 80, 443
+// or an allow rule's own port). Refused: the decision that says why (deny list, no rule).
+NetDecision decide_name(const NetPolicy& p, const std::string& host);
 // After resolution (NET-7): an allowed name that resolves to a local or special address is
 // refused unless that very address literal is allowed. `address` is the canonical text form.
 // Only the lists count for that literal, never allow_all; literal_approved: the client approved

@@ -141,8 +141,16 @@ void Proxy::Impl::run() {
         return;
       }
       if (d & kListenerBit) {
-        auto t = tenants.find((d & ~kListenerBit) >> 1);
-        if (t != tenants.end()) accept_all(*t->second, d & 1);
+        auto t = tenants.find((d & ~kListenerBit) >> 2);
+        if (t == tenants.end()) continue;
+        const std::uint64_t kind = d & 3;
+        if (kind == kListenDns) {
+          on_dns(*t->second);
+        } else if (kind == kListenTransparent) {
+          for (const auto& l : t->second->transparent) accept_transparent(*t->second, l.get());
+        } else {
+          accept_all(*t->second, kind == kListenSocks);
+        }
       } else if (d == kControlId) {
         on_control();
       } else if (d == kResolverId) {
@@ -180,32 +188,43 @@ void Proxy::Impl::run() {
   }
 }
 
+// The next accepted client of a listener as a connection of the tenant's, or nullptr when there
+// is none (or it was over the run's share and closed: then *more says to go on).
+Conn* Proxy::Impl::accept_one(Tenant& t, int lfd, Proto proto, bool* more) {
+  *more = false;
+  int fd = ::accept4(lfd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  if (fd < 0) return nullptr;
+  *more = true;
+  // A run's share: one run's idle connections must not use up the loop for the others (each
+  // relayed connection holds six descriptors).
+  if (conns.size() >= limits.max_connections || t.conns >= std::max<size_t>(64, limits.max_connections / 4)) {
+    ::close(fd);
+    return nullptr;
+  }
+  ++t.conns;
+  auto c = std::make_unique<Conn>();
+  c->id = next_id++;
+  c->t = &t;
+  c->client.reset(fd);
+  c->proto = proto;
+  c->st = proto == Proto::kSocks ? St::kSocksGreet : St::kHead;
+  c->deadline = now_s() + limits.head_timeout_s;
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  ++stats.connections;
+  Conn* ref = c.get();
+  conns.emplace(c->id, std::move(c));
+  return ref;
+}
+
 void Proxy::Impl::accept_all(Tenant& t, bool socks) {
   const int lfd = socks ? t.socks.get() : t.http.get();
   Proto proto = socks ? Proto::kSocks : Proto::kHttp;
   if (socks ? t.cfg.forward_socks_port.has_value() : t.cfg.forward_http_port.has_value()) proto = Proto::kForward;
-  for (;;) {
-    int fd = ::accept4(lfd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;
-    // A run's share: one run's idle connections must not use up the loop for the others (each
-    // relayed connection holds six descriptors).
-    if (conns.size() >= limits.max_connections || t.conns >= std::max<size_t>(64, limits.max_connections / 4)) {
-      ::close(fd);
-      continue;
-    }
-    ++t.conns;
-    auto c = std::make_unique<Conn>();
-    c->id = next_id++;
-    c->t = &t;
-    c->client.reset(fd);
-    c->proto = proto;
-    c->st = proto == Proto::kSocks ? St::kSocksGreet : St::kHead;
-    c->deadline = now_s() + limits.head_timeout_s;
-    int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    ++stats.connections;
-    Conn& ref = *c;
-    conns.emplace(c->id, std::move(c));
+  for (bool more = true; more;) {
+    Conn* got = accept_one(t, lfd, proto, &more);
+    if (!got) continue;
+    Conn& ref = *got;
     if (proto == Proto::kForward) {
       ref.host = "127.0.0.1";
       ref.port = socks ? *t.cfg.forward_socks_port : *t.cfg.forward_http_port;
@@ -274,6 +293,83 @@ void Proxy::Impl::close_conn(std::uint64_t id) {
   conns.erase(it);
 }
 
+// The sandbox's resolver: a name the policy allows gets the run's pool address for it (a
+// connection there comes back through the transparent listeners, which know the name again);
+// every other name is refused and reported. Nothing is forwarded to a real resolver.
+void Proxy::Impl::on_dns(Tenant& t) {
+  for (int i = 0; i < 64; ++i) {
+    char buf[4096];
+    sockaddr_storage from{};
+    socklen_t flen = sizeof from;
+    ssize_t n = ::recvfrom(t.dns.get(), buf, sizeof buf, MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&from), &flen);
+    if (n < 0) return;
+    auto q = parse_dns_query(std::string_view(buf, static_cast<size_t>(n)));
+    if (!q) continue;
+    std::string answer;
+    auto host = canonical_host(q->name);
+    if (!host || is_ip_literal(*host) || q->qclass != kDnsIn) {
+      answer = dns_answer_empty(*q, 3);
+    } else {
+      NetDecision d = decide_name(t.cfg.policy, *host);
+      // On neither list, with a client to ask: answered, and the connection asks.
+      if (d.allow || (d.rule.empty() && t.cfg.ask)) {
+        auto addr = q->qtype == kDnsA ? t.pool.address_for(*host) : std::nullopt;
+        answer = addr ? dns_answer_a(*q, *addr, 60) : dns_answer_empty(*q, 0);
+      } else {
+        answer = dns_answer_empty(*q, 5);
+        if (t.cfg.on_refusal) {
+          t.cfg.on_refusal({"dns", *host, d.rule.empty() ? "not on the allow list" : d.reason + ": " + d.rule});
+        }
+      }
+    }
+    (void)::sendto(t.dns.get(), answer.data(), answer.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&from), flen);
+  }
+}
+
+// A connection to an address of the pool: the name is the one the resolver gave it, the port
+// the listener's. Any other address (127.0.0.1:443, a nameserver's) is a direct connection,
+// refused as one.
+void Proxy::Impl::accept_transparent(Tenant& t, int lfd) {
+  for (bool more = true; more;) {
+    Conn* got = accept_one(t, lfd, Proto::kTransparent, &more);
+    if (!got) continue;
+    Conn& ref = *got;
+    sockaddr_storage local{};
+    socklen_t len = sizeof local;
+    ::getsockname(ref.client.get(), reinterpret_cast<sockaddr*>(&local), &len);
+    std::uint32_t addr = 0;
+    int port = 0;
+    if (local.ss_family == AF_INET) {
+      auto* in = reinterpret_cast<sockaddr_in*>(&local);
+      addr = ntohl(in->sin_addr.s_addr);
+      port = ntohs(in->sin_port);
+    } else if (local.ss_family == AF_INET6) {
+      auto* in6 = reinterpret_cast<sockaddr_in6*>(&local);
+      port = ntohs(in6->sin6_port);
+      if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+        std::memcpy(&addr, in6->sin6_addr.s6_addr + 12, 4);
+        addr = ntohl(addr);
+      }
+    }
+    ref.port = port;
+    auto name = t.pool.name_at(addr);
+    if (!name) {
+      char text[INET6_ADDRSTRLEN] = "?";
+      if (local.ss_family == AF_INET6 && addr == 0) {
+        ::inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr, text, sizeof text);
+      } else {
+        std::uint32_t be = htonl(addr);
+        ::inet_ntop(AF_INET, &be, text, sizeof text);
+      }
+      ref.host = text;
+      refuse(ref, "a direct connection to an address; connect to a name on the allow list", "");
+      continue;
+    }
+    ref.host = *name;
+    decide_then_resolve(ref);
+  }
+}
+
 void Proxy::Impl::refuse(Conn& c, const std::string& reason, const std::string& rule) {
   ++stats.refused;
   bool v6 = c.host.find(':') != std::string::npos;
@@ -289,7 +385,8 @@ void Proxy::Impl::refuse(Conn& c, const std::string& reason, const std::string& 
 }
 
 void Proxy::Impl::fail(Conn& c, const std::string& http, int socks_code) {
-  c.reply += c.proto == Proto::kSocks ? socks_reply(socks_code) : http;
+  // A transparent connection gets no words: it is closed (the client sees a reset or EOF).
+  if (c.proto != Proto::kTransparent) c.reply += c.proto == Proto::kSocks ? socks_reply(socks_code) : http;
   c.st = St::kClosing;
   c.upstream.reset();
   c.upstream_mask = 0;

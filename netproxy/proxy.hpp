@@ -54,13 +54,13 @@ struct Limits {
 class Proxy {
  public:
   // One run's proxy: its listeners and policy (what `wavebox run` uses).
-  static Result<std::unique_ptr<Proxy>> start(ProxyConfig config, sys::Fd http_listener, sys::Fd socks_listener);
+  static Result<std::unique_ptr<Proxy>> start(ProxyConfig config, sys::NetListeners listeners);
   // One loop for many runs (serve): each run attaches its own listeners, from its own network
   // namespace, with its own policy; what a listener accepts is that run's, whatever the client
   // inside says. Started once, never restarted.
   static Result<std::unique_ptr<Proxy>> start_shared(Limits limits = {});
   // From any thread. The config's limits are the loop's (start_shared's).
-  Result<std::uint64_t> attach(ProxyConfig config, sys::Fd http_listener, sys::Fd socks_listener);
+  Result<std::uint64_t> attach(ProxyConfig config, sys::NetListeners listeners);
   // Closes that run's listeners and connections; returns once nothing of the run is called any
   // more (its refusal sink, its approval callback).
   void detach(std::uint64_t tenant);

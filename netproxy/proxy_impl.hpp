@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "netproxy/dns.hpp"
 #include "netproxy/proxy.hpp"
 #include "netproxy/relay.hpp"
 #include "netproxy/resolver.hpp"
@@ -38,8 +39,9 @@ namespace detail {
 using sys::Fd;
 
 constexpr std::uint64_t kStopId = 3, kResolverId = 4, kAnswerId = 5, kControlId = 6, kFirstConn = 16;
-// A listener's epoll data: this bit, the tenant's id and whether it is the SOCKS one.
+// A listener's epoll data: this bit, the tenant's id and which listener (the low two bits).
 constexpr std::uint64_t kListenerBit = 1ULL << 63;
+constexpr std::uint64_t kListenHttp = 0, kListenSocks = 1, kListenDns = 2, kListenTransparent = 3;
 constexpr std::uint32_t kAllEvents = ~std::uint32_t{0};
 
 inline double now_s() {
@@ -48,7 +50,9 @@ inline double now_s() {
   return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-enum class Proto { kHttp, kSocks, kForward };
+// kTransparent: a connection to an address of the run's DNS pool, taken by the transparent
+// listeners; the name comes from the address, the port from the listener.
+enum class Proto { kHttp, kSocks, kForward, kTransparent };
 enum class St { kHead, kSocksGreet, kSocksAuth, kSocksReq, kApproval, kResolving, kConnecting, kRelay, kClosing };
 
 // Answers to approval questions, posted from any thread: shared with the callbacks, which may
@@ -77,7 +81,9 @@ struct Answers {
 struct Tenant {
   std::uint64_t id = 0;
   ProxyConfig cfg;
-  Fd http, socks;
+  Fd http, socks, dns;
+  std::vector<Fd> transparent;
+  AddressPool pool;                                           // names the resolver answered, by address
   std::map<std::string, bool> answered;                       // host:port -> the client's answer
   std::map<std::string, std::vector<std::uint64_t>> waiting;  // host:port -> connections asking
   size_t conns = 0;                                           // open connections of this run
@@ -141,7 +147,10 @@ struct Proxy::Impl {
   const std::set<std::string>& own();
 
   void run();
+  Conn* accept_one(Tenant& t, int lfd, Proto proto, bool* more);
   void accept_all(Tenant& t, bool socks);
+  void accept_transparent(Tenant& t, int listener);
+  void on_dns(Tenant& t);
   void on_event(Conn& c, bool upstream, std::uint32_t ev);
   void refuse(Conn& c, const std::string& reason, const std::string& rule);
   void start_resolve(Conn& c);

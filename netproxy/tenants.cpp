@@ -50,26 +50,30 @@ Result<std::unique_ptr<Proxy>> Proxy::start_shared(Limits limits) {
   return std::unique_ptr<Proxy>(new Proxy(std::move(impl)));
 }
 
-Result<std::unique_ptr<Proxy>> Proxy::start(ProxyConfig config, Fd http_listener, Fd socks_listener) {
+Result<std::unique_ptr<Proxy>> Proxy::start(ProxyConfig config, sys::NetListeners listeners) {
   Limits limits;
   limits.max_connections = config.max_connections;
   limits.max_head = config.max_head;
   limits.head_timeout_s = config.head_timeout_s;
   auto proxy = WB_TRY(start_shared(limits));
-  WB_TRY(proxy->attach(std::move(config), std::move(http_listener), std::move(socks_listener)));
+  WB_TRY(proxy->attach(std::move(config), std::move(listeners)));
   return proxy;
 }
 
 // A run's listeners and policy, taken over by the loop before it can see one of their events.
-Result<std::uint64_t> Proxy::attach(ProxyConfig config, Fd http_listener, Fd socks_listener) {
+Result<std::uint64_t> Proxy::attach(ProxyConfig config, sys::NetListeners listeners) {
   if (!impl_->loop_thread.joinable()) return make_error(ErrorKind::kSandboxFailed, "proxy: stopped");
   auto t = std::make_unique<Tenant>();
   t->id = impl_->next_tenant++;
   t->cfg = std::move(config);
-  t->http = std::move(http_listener);
-  t->socks = std::move(socks_listener);
+  t->http = std::move(listeners.http);
+  t->socks = std::move(listeners.socks);
+  t->dns = std::move(listeners.dns);
+  t->transparent = std::move(listeners.transparent);
   const std::uint64_t id = t->id;
-  for (int fd : {t->http.get(), t->socks.get()}) {
+  std::vector<int> fds = {t->http.get(), t->socks.get(), t->dns.get()};
+  for (const auto& x : t->transparent) fds.push_back(x.get());
+  for (int fd : fds) {
     if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   }
   {
@@ -109,11 +113,14 @@ void Proxy::Impl::on_control() {
   }
   // Attachments first: a detach queued with its own attach (a run that ended at once) finds it.
   for (auto& t : add) {
-    for (auto [fd, socks] : {std::pair{t->http.get(), false}, std::pair{t->socks.get(), true}}) {
+    std::vector<std::pair<int, std::uint64_t>> fds = {
+        {t->http.get(), kListenHttp}, {t->socks.get(), kListenSocks}, {t->dns.get(), kListenDns}};
+    for (const auto& x : t->transparent) fds.push_back({x.get(), kListenTransparent});
+    for (auto [fd, kind] : fds) {
       if (fd < 0) continue;
       epoll_event ev{};
       ev.events = EPOLLIN;
-      ev.data.u64 = kListenerBit | (t->id << 1) | (socks ? 1 : 0);
+      ev.data.u64 = kListenerBit | (t->id << 2) | kind;
       (void)::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, fd, &ev);
     }
     tenants[t->id] = std::move(t);

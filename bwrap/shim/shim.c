@@ -41,6 +41,7 @@
 #include <linux/filter.h>
 #include <linux/mount.h>
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <linux/seccomp.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -96,10 +97,86 @@ static int listener(int port) {
   return s;
 }
 
+/* A socket on PORT of every address of the namespace: IPv6 accepting IPv4 too, or IPv4 alone
+ * where the namespace has no IPv6. */
+static int any_address(int type, int port) {
+  int s = socket(AF_INET6, type | SOCK_CLOEXEC, 0);
+  int one = 1, zero = 0;
+  if (s >= 0) {
+    setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+    struct sockaddr_in6 a6;
+    memset(&a6, 0, sizeof a6);
+    a6.sin6_family = AF_INET6;
+    a6.sin6_port = htons((unsigned short)port);
+    if (bind(s, (struct sockaddr*)&a6, sizeof a6) == 0 && (type != SOCK_STREAM || listen(s, 1024) == 0)) return s;
+    close(s);
+  }
+  s = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+  if (s < 0) return -1;
+  setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_port = htons((unsigned short)port);
+  if (bind(s, (struct sockaddr*)&a, sizeof a) != 0 || (type == SOCK_STREAM && listen(s, 1024) != 0)) {
+    close(s);
+    return -1;
+  }
+  return s;
+}
+
+/* The nameservers the host's /etc/resolv.conf names (IPv4), as addresses of this namespace's
+ * loopback: a client that reads the file itself (Go, c-ares, dig) sends its queries there, and
+ * they reach the namespace's own resolver on port 53 of every address. A best effort: an address
+ * that cannot be added leaves that client without DNS, as before. */
+static void add_nameservers(void) {
+  FILE* f = fopen("/etc/resolv.conf", "re");
+  if (!f) return;
+  int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+  char line[512];
+  unsigned seq = 1;
+  while (nl >= 0 && fgets(line, sizeof line, f)) {
+    char addr[64];
+    struct in_addr in;
+    if (sscanf(line, " nameserver %63s", addr) != 1 || inet_pton(AF_INET, addr, &in) != 1) continue;
+    if ((ntohl(in.s_addr) >> 24) == 127) continue; /* loopback is there already */
+    struct {
+      struct nlmsghdr nh;
+      struct ifaddrmsg ifa;
+      char attrs[64];
+    } req;
+    memset(&req, 0, sizeof req);
+    req.nh.nlmsg_type = RTM_NEWADDR;
+    req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_REPLACE | NLM_F_ACK;
+    req.nh.nlmsg_seq = seq++;
+    req.ifa.ifa_family = AF_INET;
+    req.ifa.ifa_prefixlen = 32;
+    req.ifa.ifa_scope = RT_SCOPE_HOST;
+    req.ifa.ifa_index = if_nametoindex("lo");
+    size_t len = NLMSG_LENGTH(sizeof(struct ifaddrmsg));
+    for (int type = IFA_LOCAL; type <= IFA_ADDRESS + 1; type += 1) {
+      if (type != IFA_LOCAL && type != IFA_ADDRESS) continue;
+      struct rtattr* ra = (struct rtattr*)((char*)&req + NLMSG_ALIGN(len));
+      ra->rta_type = (unsigned short)type;
+      ra->rta_len = RTA_LENGTH(4);
+      memcpy(RTA_DATA(ra), &in, 4);
+      len = NLMSG_ALIGN(len) + RTA_ALIGN(ra->rta_len);
+    }
+    req.nh.nlmsg_len = (unsigned)len;
+    if (send(nl, &req, len, 0) == (ssize_t)len) {
+      char ack[256];
+      (void)!recv(nl, ack, sizeof ack, 0);
+    }
+  }
+  if (nl >= 0) close(nl);
+  fclose(f);
+}
+
 /* The C twin of core/sys/fdpass.cpp's send_fds: this static program links no C++ library. */
 static int send_fds(int sock, const int* fds, int n, const void* data, size_t len) {
   union {
-    char buf[CMSG_SPACE(sizeof(int) * 4)];
+    char buf[CMSG_SPACE(sizeof(int) * 8)];
     struct cmsghdr align;
   } ctl;
   memset(&ctl, 0, sizeof ctl);
@@ -693,6 +770,12 @@ static int keeper(int argc, char** argv) {
     (void)write_file("/proc/sys/net/ipv4/tcp_congestion_control", "reno");
   int lh = listener(WB_HTTP_PORT), ls = listener(WB_SOCKS_PORT);
   if (lh < 0 || ls < 0) fail_step(errfd, WB_STEP_LISTENERS);
+  /* DNS and transparent TCP: the namespace's resolver (port 53, UDP) and the listeners for the
+   * pool's addresses (ports 80 and 443 of every address). */
+  add_nameservers();
+  int dns = any_address(SOCK_DGRAM, WB_DNS_PORT);
+  int t80 = any_address(SOCK_STREAM, 80), t443 = any_address(SOCK_STREAM, 443);
+  if (dns < 0 || t80 < 0 || t443 < 0) fail_step(errfd, WB_STEP_LISTENERS);
 
   /* The listeners go out first: wavebox serves them and plans the sandbox meanwhile. bwrap
    * starts at once too, and waits for its argument list, which wavebox writes into a pipe, before
@@ -701,12 +784,10 @@ static int keeper(int argc, char** argv) {
    * sandbox has bound (a connect to any other is a host daemon's). */
   int diag = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
   if (diag < 0) fail_step(errfd, WB_STEP_LISTENERS);
-  int fds[3] = {lh, ls, diag};
+  int fds[WB_KEEPER_FDS] = {lh, ls, diag, dns, t80, t443};
   char hello = WB_WORD_LISTENERS;
-  if (send_fds(sock, fds, 3, &hello, 1) != 0) fail_step(errfd, WB_STEP_HAND_OVER);
-  close(lh);
-  close(ls);
-  close(diag);
+  if (send_fds(sock, fds, WB_KEEPER_FDS, &hello, 1) != 0) fail_step(errfd, WB_STEP_HAND_OVER);
+  for (int i = 0; i < WB_KEEPER_FDS; ++i) close(fds[i]);
 
   /* bwrap itself is pid 1 of this pid namespace: when it dies, the kernel ends every process
    * of the namespace and below. A pipe tells it, before exec, whether the keeper still lives

@@ -4,8 +4,9 @@
  *   descriptors   bwrap --args 3 -- wavebox-shim 5 7 6 8 (WB_FD_*)
  *   ports         the proxy's listeners inside the sandbox's network namespace (WB_*_PORT)
  *   keeper steps  {step, errno} on the keeper's error pipe (struct wb_keeper_error, WB_STEP_*)
- *   socket bytes  keeper -> wavebox: WB_WORD_LISTENERS with the two listeners and a
- *                 NETLINK_SOCK_DIAG socket of the namespace, then bwrap's pid;
+ *   socket bytes  keeper -> wavebox: WB_WORD_LISTENERS with WB_KEEPER_FDS descriptors (the
+ *                 proxy's listeners, a NETLINK_SOCK_DIAG socket, DNS, transparent TCP), then
+ *                 bwrap's pid;
  *                 wavebox -> shim: WB_WORD_START, a byte of which standard descriptors follow
  *                 (bit i: descriptor i), the descriptors; shim -> wavebox: WB_WORD_LISTENERS
  *                 with the seccomp listener (wavebox answers WB_WORD_ACK), then WB_WORD_END and
@@ -21,7 +22,11 @@
 #include <string.h>
 
 enum { WB_FD_ARGS = 3, WB_FD_STATUS = 4, WB_FD_SECCOMP = 5, WB_FD_SPEC = 6, WB_FD_OBSERVER = 7, WB_FD_MOUNTS = 8 };
-enum { WB_HTTP_PORT = 3128, WB_SOCKS_PORT = 1080 };
+enum { WB_HTTP_PORT = 3128, WB_SOCKS_PORT = 1080, WB_DNS_PORT = 53 };
+/* What the keeper hands over with WB_WORD_LISTENERS, in this order: the HTTP and SOCKS listeners,
+ * the NETLINK_SOCK_DIAG socket, the resolver's UDP socket (port 53 of every address), the
+ * transparent listeners (ports 80 and 443 of every address). */
+enum { WB_KEEPER_FDS = 6 };
 
 enum {
   WB_STEP_UNSHARE = 1,    /* creating the user and network namespace */

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <utility>
+#include <vector>
 
 namespace wb::sys {
 
@@ -32,6 +33,14 @@ class Fd {
 
  private:
   int fd_ = -1;
+};
+
+// A sandbox's network, as sockets made in its own network namespace: the proxies' listeners,
+// the resolver's UDP socket (port 53 of every address) and the transparent TCP listeners (ports
+// 80 and 443 of every address). Any may be absent (macOS has the first two only).
+struct NetListeners {
+  Fd http, socks, dns;
+  std::vector<Fd> transparent;
 };
 
 }  // namespace wb::sys

@@ -227,4 +227,22 @@ check "the observer does not spin after the sandbox ends (empty receives: ${empt
 wb run -v -- true
 woke=$(printf '%s\n' "$OUT" | sed -n 's/.*supervision loop woke \([0-9][0-9]*\) times.*/\1/p')
 check "wavebox's loop does not spin either (woke ${woke:-?} times for true)" [ "${woke:-999}" -le 30 ]
+# connect and bind are answered by wavebox for the calling thread, whichever it is: from a
+# thread other than the first they used to fail with ENOTSOCK (its pidfd could not be opened),
+# which broke every multi-threaded client (Go, Java, a resolver thread).
+wb run -- python3 -c "
+import socket, threading
+out = []
+def f():
+    try:
+        s = socket.create_connection(('127.0.0.1', 3128), timeout=5)
+        s.sendall(b'GET http://no-such-host.test/ HTTP/1.1\\r\\nHost: no-such-host.test\\r\\n\\r\\n')
+        out.append(s.recv(12).decode())
+        b = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        b.bind('thread.sock'); out.append('bound')
+    except Exception as e:
+        out.append('ERR %s' % e)
+t = threading.Thread(target=f); t.start(); t.join()
+print(' '.join(out))"
+check "a thread connects to the proxy and binds a socket of its own (got: $OUT)" grep -q "HTTP/1.1 403 bound" <<<"$OUT"
 finish

@@ -146,6 +146,7 @@ macos::ProfileInput profile_input(const Built& b, const Table& t) {
   in.command = "/usr/bin/true";
   in.helper = "/usr/local/bin/wavebox";
   in.tmpdir = kTmp;
+  in.home = kHome;
   in.found = b.found;
   in.repositories = t.repos;
   return in;

