@@ -65,4 +65,14 @@ check "no query left the sandbox (the lab's resolver logged nothing)" bash -c '!
 # The proxies stay for the clients that use them.
 lab_wb run --settings "$S" -- curl -s -m 5 http://allowed.test/hello-tp-proxied
 check "the HTTP proxy still works beside it" received "80 GET /hello-tp-proxied"
+
+# The same as an unprivileged user: binding port 53 and the nameserver addresses happen in the
+# sandbox's own user namespace.
+user=wavebox-test
+if id "$user" >/dev/null 2>&1; then
+  uws="$SCRATCH/userws"; mkdir -p "$uws"; chown "$user" "$uws"; chmod o+rx "$SCRATCH"; chmod o+r "$S"
+  OUT=$(ip netns exec "$LAB_CL" runuser -u "$user" -- sh -c "cd '$uws' && HOME='$uws' '$WAVEBOX' run --settings '$S' -- $NOPROXY sh -c 'curl -s -m 5 http://allowed.test/hello-tp-user; getent hosts other.test'" 2>&1)
+  check "unprivileged: the transparent path reaches an allowed host" received "80 GET /hello-tp-user"
+  check "unprivileged: a refused lookup is listed" grep -q "deny dns other.test" <<<"$OUT"
+fi
 finish
