@@ -541,7 +541,9 @@ void Supervision::loop() {
         observe_ && observer().ready() && !observer().running() && !observer_hup_ && !late_pending_;
     // A plan from the scan cache: the first notification starts its check, and waits for it.
     const bool waits_for_check = late_pending_ && !late_started_ && observe_ && observer().ready() && !observer_hup_;
-    struct pollfd p[12] = {
+    // 0-8 fixed; 9: the resolver; 10 on: the transparent listeners (a name looked up, or a
+    // connection to one, starts the proxy as a proxied connection does).
+    struct pollfd p[10 + WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS] = {
         {exited_ ? -1 : L_.keeper_pidfd.get(), POLLIN, 0},
         {status_eof_ ? -1 : L_.status_rd.get(), POLLIN, 0},
         {err_eof_ ? -1 : L_.err_rd.get(), POLLIN, 0},
@@ -551,19 +553,19 @@ void Supervision::loop() {
         {observer_idle || waits_for_check ? observer().listener_fd() : -1, POLLIN, 0},
         {req_.signals ? req_.signals->fd() : -1, POLLIN, 0},
         {late_pending_ ? req_.late_fd : -1, POLLIN, 0},
-        // A name looked up, or a connection to one: the proxy starts as for a proxied one.
         {proxy_started_ ? -1 : child_.listeners.dns.get(), POLLIN, 0},
-        {proxy_started_ || child_.listeners.transparent.size() < 1 ? -1 : child_.listeners.transparent[0].get(), POLLIN,
-         0},
-        {proxy_started_ || child_.listeners.transparent.size() < 2 ? -1 : child_.listeners.transparent[1].get(), POLLIN,
-         0},
     };
-    int n = ::poll(p, 12, timeout_ms);
+    nfds_t np = 10;
+    for (const auto& t : child_.listeners.transparent) {
+      if (np < sizeof p / sizeof p[0]) p[np++] = {proxy_started_ ? -1 : t.get(), POLLIN, 0};
+    }
+    int n = ::poll(p, np, timeout_ms);
     if (n < 0 && errno != EINTR) break;
     ++wakeups_;
-    if (!proxy_started_ && (p[4].revents || p[5].revents || p[9].revents || p[10].revents || p[11].revents)) {
-      start_proxy();
-    }
+    bool first_connection = false;
+    for (nfds_t i : {4, 5}) first_connection |= p[i].revents != 0;
+    for (nfds_t i = 9; i < np; ++i) first_connection |= p[i].revents != 0;
+    if (!proxy_started_ && first_connection) start_proxy();
     if (p[8].revents) {
       // The plan's check is done: what it found goes to the observer before it answers anything.
       late_pending_ = false;

@@ -126,17 +126,16 @@ Result<NetnsChild> spawn_in_netns(const std::string& shim, const std::vector<std
 }
 
 Status receive_listeners(NetnsChild& child) {
-  int fds[WB_KEEPER_FDS];
+  int fds[WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS];
   for (int& f : fds) f = -1;
-  char hello = 0;
-  int n = sys::recv_fds(child.control.get(), fds, WB_KEEPER_FDS, &hello, 1);
-  if (n == WB_KEEPER_FDS && hello == WB_WORD_LISTENERS) {
+  char hello[2] = {0, 0};
+  int n = sys::recv_fds(child.control.get(), fds, WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS, hello, 2);
+  if (n >= WB_KEEPER_FDS && hello[0] == WB_WORD_LISTENERS && hello[1] == n) {
     child.listeners.http.reset(fds[0]);
     child.listeners.socks.reset(fds[1]);
     child.unix_diag.reset(fds[2]);
     child.listeners.dns.reset(fds[3]);
-    child.listeners.transparent.emplace_back(fds[4]);
-    child.listeners.transparent.emplace_back(fds[5]);
+    for (int i = 4; i < n; ++i) child.listeners.transparent.emplace_back(fds[i]);
   } else {
     for (int i = 0; i < n; ++i) ::close(fds[i]);
   }

@@ -20,6 +20,8 @@
 
 #include "bwrap/plan.hpp"
 #include "bwrap/sandbox.hpp"
+#include "bwrap/shim/wire.h"
+#include "core/domain.hpp"
 #include "core/paths.hpp"
 #include "core/policy.hpp"
 #include "core/secrets.hpp"
@@ -181,8 +183,22 @@ Result<std::string> find_command(const RunRequest& req, const std::vector<std::s
 // What the keeper and bwrap start with, outside the sandbox: nothing of the request's (its
 // LD_PRELOAD, a caller's library path) — the command's own environment comes with bwrap's
 // options.
-static std::vector<std::string> launch_environment() {
-  return {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+static std::vector<std::string> launch_environment(const Settings& s) {
+  std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+  // The allowlist's own ports get transparent listeners too (github.com:22, a database's), as 80
+  // and 443 have; the keeper reads them from here (bwrap/shim/wire.h).
+  std::string ports;
+  int n = 0;
+  for (const auto& e : s.sandbox.network.allowed_domains) {
+    auto pat = parse_pattern(e);
+    if (!pat || !pat->port || *pat->port == 80 || *pat->port == 443) continue;
+    std::string p = std::to_string(*pat->port);
+    if (("," + ports + ",").find("," + p + ",") != std::string::npos) continue;
+    if (n++ == WB_MAX_EXTRA_PORTS) break;
+    ports += (ports.empty() ? "" : ",") + p;
+  }
+  if (!ports.empty()) env.push_back(std::string(WB_ENV_TCP_PORTS) + "=" + ports);
+  return env;
 }
 
 Result<PolicyContext> policy_context(const RunRequest& req, const sys::StateDir& state) {
@@ -229,7 +245,7 @@ Status plan_linux(Internal& in, const sys::StateDir& state, const sys::BwrapInfo
   run.log = req.log;
   run.cwd = req.cwd;
   run.home = req.home;
-  run.launch_env = launch_environment();
+  run.launch_env = launch_environment(s);
   std::copy(std::begin(req.stdio), std::end(req.stdio), run.stdio);
   const PolicyContext ctx = WB_TRY(policy_context(req, state));
   run.policy = make_fs_policy(s.sandbox, ctx, req.network_only);
@@ -300,7 +316,7 @@ Result<Prepared> prepare(RunRequest request) {
   // while the rest is checked and planned (they wait for bwrap's options). A run that does not
   // happen after all drops them (the keeper is killed, and bwrap with it).
   if (!req.plan_only && wanted && state.ok() && !bwrap.path.empty()) {
-    if (auto l = lnx::launch_sandbox(bwrap.path, req.stdio, launch_environment(), log); l.ok()) {
+    if (auto l = lnx::launch_sandbox(bwrap.path, req.stdio, launch_environment(s), log); l.ok()) {
       in.run.launch = std::move(*l);
     }
   }

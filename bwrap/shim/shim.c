@@ -176,7 +176,7 @@ static void add_nameservers(void) {
 /* The C twin of core/sys/fdpass.cpp's send_fds: this static program links no C++ library. */
 static int send_fds(int sock, const int* fds, int n, const void* data, size_t len) {
   union {
-    char buf[CMSG_SPACE(sizeof(int) * 8)];
+    char buf[CMSG_SPACE(sizeof(int) * (WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS))];
     struct cmsghdr align;
   } ctl;
   memset(&ctl, 0, sizeof ctl);
@@ -784,10 +784,25 @@ static int keeper(int argc, char** argv) {
    * sandbox has bound (a connect to any other is a host daemon's). */
   int diag = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
   if (diag < 0) fail_step(errfd, WB_STEP_LISTENERS);
-  int fds[WB_KEEPER_FDS] = {lh, ls, diag, dns, t80, t443};
-  char hello = WB_WORD_LISTENERS;
-  if (send_fds(sock, fds, WB_KEEPER_FDS, &hello, 1) != 0) fail_step(errfd, WB_STEP_HAND_OVER);
-  for (int i = 0; i < WB_KEEPER_FDS; ++i) close(fds[i]);
+  int fds[WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS] = {lh, ls, diag, dns, t80, t443};
+  int nfds = WB_KEEPER_FDS;
+  /* The allowlist's own ports (github.com:22, a database's): a listener each, as for 80 and 443. */
+  const char* extra = getenv(WB_ENV_TCP_PORTS);
+  while (extra && *extra && nfds < WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS) {
+    char* end = NULL;
+    long port = strtol(extra, &end, 10);
+    if (end == extra) break;
+    if (port > 0 && port < 65536 && port != 80 && port != 443 && port != WB_HTTP_PORT && port != WB_SOCKS_PORT &&
+        port != WB_DNS_PORT) {
+      int l = any_address(SOCK_STREAM, (int)port);
+      if (l < 0) fail_step(errfd, WB_STEP_LISTENERS);
+      fds[nfds++] = l;
+    }
+    extra = *end == ',' ? end + 1 : end;
+  }
+  char hello[2] = {WB_WORD_LISTENERS, (char)nfds};
+  if (send_fds(sock, fds, nfds, hello, 2) != 0) fail_step(errfd, WB_STEP_HAND_OVER);
+  for (int i = 0; i < nfds; ++i) close(fds[i]);
 
   /* bwrap itself is pid 1 of this pid namespace: when it dies, the kernel ends every process
    * of the namespace and below. A pipe tells it, before exec, whether the keeper still lives

