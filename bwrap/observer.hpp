@@ -38,6 +38,7 @@ class Observer {
   void set_host_proc(bool v) { supervisor_.set_host_proc(v); }
   void set_logger(const Logger* log) { log_ = log; }
   void set_unix_sockets_open(bool v) { supervisor_.set_unix_sockets_open(v); }
+  void set_allowed_unix_sockets(std::vector<std::string> p) { supervisor_.set_allowed_unix_sockets(std::move(p)); }
   void set_unix_diag(sys::Fd fd) { supervisor_.set_unix_diag(std::move(fd)); }
   // Before the first notification is handled (bwrap/late_scan.hpp).
   void add_late_read_only(const std::vector<std::string>& paths, const std::string& why) {

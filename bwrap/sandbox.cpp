@@ -388,6 +388,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
       [&guard](const std::string& path) { return guard.moving_refused(path); });
   observer.set_host_proc(run.policy.host_proc);
   observer.set_unix_sockets_open(run.allow_unix_sockets);
+  observer.set_allowed_unix_sockets(run.unix_socket_paths);
   observer.set_logger(run.log);
   req.observer = &observer;
   outcome.observed_writes = true;

@@ -33,6 +33,7 @@ struct LinuxRun {
   std::optional<double> timeout_seconds;
   long long cpu_seconds = 0, pids = 0, memory_mb = 0;  // sandbox.resources (0 = none)
   bool allow_unix_sockets = false;                     // network.allowAllUnixSockets
+  std::vector<std::string> unix_socket_paths;          // network.allowUnixSockets, real paths
   bool network_off = false;                            // --network off: no proxy, no proxy variables
   // Serves the sandbox's proxy listeners (the caller starts netproxy here; bwrap/ does not
   // include netproxy/); refusals go to sink, from any thread.

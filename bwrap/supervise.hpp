@@ -57,6 +57,9 @@ class Supervisor {
   static void drop_thread_privileges();
   // network.allowAllUnixSockets: AF_UNIX connect and bind go to the kernel unchecked.
   void set_unix_sockets_open(bool v) { unix_sockets_open_ = v; }
+  // network.allowUnixSockets: these host sockets (their real paths) may be connected to; every
+  // other one the sandbox did not bind itself stays refused.
+  void set_allowed_unix_sockets(std::vector<std::string> paths) { allowed_sockets_ = std::move(paths); }
   // NETLINK_SOCK_DIAG of the sandbox's network namespace: a Unix socket the sandbox may connect
   // to is one bound there (given before the command can start).
   void set_unix_diag(sys::Fd fd) { unix_diag_ = std::move(fd); }
@@ -81,6 +84,7 @@ class Supervisor {
   pid_t pid_inside(pid_t pid);
   bool host_proc_ = false;
   bool unix_sockets_open_ = false;
+  std::vector<std::string> allowed_sockets_;
   sys::Fd unix_diag_;
   unsigned diag_seq_ = 0;
   bool bound_in_sandbox(dev_t dev, ino_t ino);

@@ -416,7 +416,11 @@ Performed Supervisor::unix_address(pid_t pid, const unsigned long long* a) {
     // writable place). Nothing can rename another file to this name meanwhile: the sandbox's
     // renames are performed by this thread, after this call.
     const bool made_in_run = S_ISSOCK(st.st_mode) && bound_in_sandbox(st.st_dev, st.st_ino);
-    if (!writable_(r.path) || !made_in_run) {
+    // One that network.allowUnixSockets names, by its real path (the directories on the way are
+    // resolved above, and the name itself is no link).
+    const bool allowed = S_ISSOCK(st.st_mode) &&
+                         std::find(allowed_sockets_.begin(), allowed_sockets_.end(), r.path) != allowed_sockets_.end();
+    if (!allowed && (!writable_(r.path) || !made_in_run)) {
       r.error = EACCES;
       r.refused = writable_(r.path) ? "a host socket, not one the sandbox made"
                                     : "a host socket, outside the sandbox's writable places";

@@ -270,6 +270,17 @@ Status plan_linux(Internal& in, const sys::StateDir& state, const sys::BwrapInfo
   run.pids = s.sandbox.resources.pids.value_or(0);
   run.memory_mb = s.sandbox.resources.memory_mb.value_or(0);
   run.allow_unix_sockets = s.sandbox.network.allow_all_unix_sockets;
+  // The host sockets the settings name (ssh-agent, docker, gpg-agent), by their real paths: the
+  // supervisor compares the path a connect resolves to with these.
+  for (const auto& u : s.sandbox.network.allow_unix_sockets) {
+    std::string real = sys::real_path_or_empty(u);
+    if (real.empty()) {
+      req.log->warn(
+          fmt::format("sandbox.network.allowUnixSockets: \"{}\" does not exist; not reachable in this run", u));
+      continue;
+    }
+    run.unix_socket_paths.push_back(real);
+  }
   run.network_off = req.network_off;
   in.net_policy = WB_TRY(netproxy::make_net_policy(s.sandbox.network));
   return ok_status();

@@ -245,4 +245,42 @@ def f():
 t = threading.Thread(target=f); t.start(); t.join()
 print(' '.join(out))"
 check "a thread connects to the proxy and binds a socket of its own (got: $OUT)" grep -q "HTTP/1.1 403 bound" <<<"$OUT"
+# network.allowUnixSockets on Linux: the host sockets it names are reachable (an ssh-agent's, a
+# docker daemon's), another one in the same directory is not, and says so.
+socks="$SCRATCH/sockets"; mkdir -p "$socks"
+python3 -c '
+import os, socket, sys, threading, time
+d = sys.argv[1]
+def serve(name):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(os.path.join(d, name)); s.listen(4); s.settimeout(30)
+    end = time.time() + 30
+    while time.time() < end:
+        try: c, _ = s.accept()
+        except Exception: return
+        c.sendall(("hello from " + name + "\n").encode()); c.close()
+for n in ("agent.sock", "other.sock"): threading.Thread(target=serve, args=(n,), daemon=True).start()
+open(os.path.join(d, "ready"), "w").close()
+time.sleep(30)' "$socks" &
+sockserver=$!
+for _ in $(seq 50); do [ -e "$socks/ready" ] && break; sleep 0.1; done
+printf '{"sandbox":{"enabled":true,"network":{"allowUnixSockets":["%s/agent.sock"]}}}' "$socks" > "$SCRATCH/unix.json"
+wb run --settings "$SCRATCH/unix.json" -- python3 -c "
+import socket, sys
+for name in ('agent.sock', 'other.sock'):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(sys.argv[1] + '/' + name); print(s.recv(64).decode().strip())
+    except OSError as e:
+        print(name, 'refused', e.errno)" "$socks"
+check "allowUnixSockets: the named host socket answers" grep -q "hello from agent.sock" <<<"$OUT"
+check "another host socket in the same directory is refused" grep -q "other.sock refused" <<<"$OUT"
+check "and the refusal is listed" grep -q "other.sock" <<<"$(grep '^deny' <<<"$OUT")"
+wb run -- python3 -c "
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try: s.connect(sys.argv[1] + '/agent.sock'); print('reached')
+except OSError as e: print('refused', e.errno)" "$socks"
+check "without the setting, that socket is refused too" grep -q "refused" <<<"$OUT"
+kill "$sockserver" 2>/dev/null
 finish
