@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Upstream test host for the network lab: HTTP on 80 and 8080, HTTPS on 443 (self-signed),
-a UDP listener on 53. Every request or datagram it receives is appended to LOG, so a test can
+an SSH banner on 22, a UDP listener on 53. Every request or datagram it receives is appended to LOG, so a test can
 prove what did and did not arrive. Serves files from ROOT (for a dumb-protocol git clone).
 Stops by itself after LIFETIME seconds.
 
@@ -70,6 +70,24 @@ def serve(port, tls):
     srv.serve_forever()
 
 
+def ssh_banner():
+    # Port 22: an SSH server's first words, then what the client said first is logged.
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("0.0.0.0", 22))
+    s.listen(8)
+    while True:
+        c, _ = s.accept()
+        try:
+            c.settimeout(5)
+            c.sendall(b"SSH-2.0-LabServer\r\n")
+            first = c.recv(256).split(b"\r\n")[0].decode(errors="replace")
+            log(f"22 ssh {first}")
+        except Exception:
+            pass
+        c.close()
+
+
 def udp():
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind(("0.0.0.0", 53))
@@ -78,7 +96,7 @@ def udp():
         log(f"udp {len(data)} bytes from {peer[0]}")
 
 
-for target, args in ((serve, (80, False)), (serve, (8080, False)), (serve, (443, True)), (udp, ())):
+for target, args in ((serve, (80, False)), (serve, (8080, False)), (serve, (443, True)), (udp, ()), (ssh_banner, ())):
     threading.Thread(target=target, args=args, daemon=True).start()
 open(LOG + ".ready", "w").close()
 time.sleep(LIFETIME)

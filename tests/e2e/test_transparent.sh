@@ -15,7 +15,7 @@ trap 'lab_down; cleanup' EXIT
 lab_up || { echo "cannot build the lab"; exit 1; }
 
 S="$SCRATCH/net.json"
-printf '{"sandbox":{"enabled":true,"filesystem":{"denyRead":["/etc/hosts"]},"network":{"allowedDomains":["allowed.test","loopname.test","mappedown.test","other.test:8080"],"deniedDomains":["denied.test"]}}}' > "$S"
+printf '{"sandbox":{"enabled":true,"filesystem":{"denyRead":["/etc/hosts"]},"network":{"allowedDomains":["allowed.test","allowed.test:22","loopname.test","mappedown.test","other.test:8080"],"deniedDomains":["denied.test"]}}}' > "$S"
 NOPROXY='env -u HTTP_PROXY -u HTTPS_PROXY -u http_proxy -u https_proxy -u ALL_PROXY -u all_proxy -u NO_PROXY -u no_proxy'
 
 lab_wb run --settings "$S" -- getent hosts allowed.test
@@ -42,6 +42,30 @@ print(s.recv(100).split(b'\r\n')[0].decode())"
 check "a Python socket client after getaddrinfo reaches it" received "80 GET /hello-tp-python"
 check "and read the answer" grep -q "HTTP/1.0 200" <<<"$OUT"
 
+# Java ignores the proxy variables altogether; ssh without a ProxyCommand speaks to port 22.
+cat > "$WS/Get.java" <<'JAVA'
+public class Get {
+  public static void main(String[] a) throws Exception {
+    java.net.HttpURLConnection c = (java.net.HttpURLConnection) new java.net.URL(a[0]).openConnection();
+    c.setConnectTimeout(5000);
+    System.out.println("java " + c.getResponseCode());
+  }
+}
+JAVA
+if command -v java >/dev/null; then
+  lab_wb run --settings "$S" -- $NOPROXY java "$WS/Get.java" http://allowed.test/hello-tp-java
+  check "Java's HttpURLConnection reaches an allowed host (server received it)" received "80 GET /hello-tp-java"
+  lab_wb run --settings "$S" -- $NOPROXY java "$WS/Get.java" http://unlisted.test/tp-java-refused
+  check "and a name on no list is refused, the lookup listed" grep -q "deny dns unlisted.test" <<<"$OUT"
+fi
+if command -v ssh >/dev/null; then
+  lab_wb run --settings "$S" -- $NOPROXY ssh -o BatchMode=yes -o StrictHostKeyChecking=no \
+    -o UserKnownHostsFile=/dev/null -o ConnectTimeout=5 -p 22 probe@allowed.test true
+  check "ssh with no ProxyCommand reaches an allowed host's port 22" received "22 ssh SSH-2.0-OpenSSH"
+  lab_wb run --settings "$S" -- $NOPROXY ssh -o BatchMode=yes -o StrictHostKeyChecking=no \
+    -o UserKnownHostsFile=/dev/null -o ConnectTimeout=5 -p 22 probe@other.test true
+  check "ssh to a name not allowed on port 22 is refused, and said" grep -q "deny network-outbound other.test:22" <<<"$OUT"
+fi
 lab_wb run --settings "$S" -- $NOPROXY curl -s -m 5 http://other.test/tp-refused
 check "a name not allowed: nothing reached the server" bash -c '! grep -q tp-refused "$0"' "$LAB_LOG"
 lab_wb run --settings "$S" -- $NOPROXY curl -s -m 5 "http://$LAB_UP_IP/tp-literal"
