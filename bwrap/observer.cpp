@@ -229,6 +229,10 @@ void Observer::answer_performed(unsigned long long id, int nr, Performed& done, 
   struct timespec te;
   ::clock_gettime(CLOCK_MONOTONIC, &te);
   busy_ns_ += (te.tv_sec - tb.tv_sec) * 1000000000LL + (te.tv_nsec - tb.tv_nsec);
+  if (valid && !done.direct.empty()) {
+    sink_({"network-outbound", done.direct, "direct connection; use the proxy"});
+    return;
+  }
   if (!valid || done.path.empty()) return;
   if (nr == SYS_rename || nr == SYS_renameat || nr == SYS_renameat2 || nr == SYS_symlink || nr == SYS_symlinkat) {
     symlink_cache_.clear();

@@ -31,6 +31,7 @@ struct Performed {
   std::string refused;    // why a protected name was refused
   bool deferred = false;  // answered later from another thread (a FIFO waiting for its reader)
   bool network = false;   // the refusal is a connection (a host Unix socket), not a write
+  std::string direct;     // an inet connect performed here that had nowhere to go: "IP:PORT"
 };
 
 class Supervisor {

@@ -1,5 +1,6 @@
 // Opens with write intent and AF_UNIX connects, performed by the supervisor (see
 // bwrap/supervise.hpp for why).
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/capability.h>
@@ -362,10 +363,38 @@ Performed Supervisor::unix_address(pid_t pid, const unsigned long long* a) {
                              : -1);
   int domain = -1;
   socklen_t dlen = sizeof domain;
-  if (sock.valid() && ::getsockopt(sock.get(), SOL_SOCKET, SO_DOMAIN, &domain, &dlen) == 0 && domain != AF_UNIX) {
-    return r;  // inet: the namespace and the proxy decide
-  }
   r.handled = true;
+  if (sock.valid() && ::getsockopt(sock.get(), SOL_SOCKET, SO_DOMAIN, &domain, &dlen) == 0 && domain != AF_UNIX) {
+    // inet: the namespace and the proxy decide, but the connect is made here, on this very
+    // socket with the address read once: continued, the kernel would look the descriptor up
+    // again, and another thread could have put a Unix socket there meanwhile (dup2), which the
+    // kernel would then connect to a host socket's path unchecked.
+    struct sockaddr_storage ss {};
+    size_t len = std::min<size_t>(a[2], sizeof ss);
+    size_t got = 0;
+    if (a[2] != 0 && (a[1] == 0 || !read_caller_memory(pid, a[1], &ss, len, &got) || got < len)) {
+      r.error = EFAULT;
+      return r;
+    }
+    if (::connect(sock.get(), got ? reinterpret_cast<sockaddr*>(&ss) : nullptr, static_cast<socklen_t>(got)) < 0) {
+      r.error = errno;
+      // Nowhere to go from the sandbox's namespace: an address that is not its own (the proxy's,
+      // the resolver's pool, its loopback). Said; what those refuse they report themselves.
+      if (r.error == ENETUNREACH || r.error == EHOSTUNREACH) {
+        char ip[INET6_ADDRSTRLEN] = {0};
+        if (ss.ss_family == AF_INET) {
+          auto* in = reinterpret_cast<struct sockaddr_in*>(&ss);
+          ::inet_ntop(AF_INET, &in->sin_addr, ip, sizeof ip);
+          r.direct = fmt::format("{}:{}", ip, ntohs(in->sin_port));
+        } else if (ss.ss_family == AF_INET6) {
+          auto* in6 = reinterpret_cast<struct sockaddr_in6*>(&ss);
+          ::inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof ip);
+          r.direct = fmt::format("[{}]:{}", ip, ntohs(in6->sin6_port));
+        }
+      }
+    }
+    return r;
+  }
   if (!sock.valid()) {
     r.error = errno == EBADF ? EBADF : ENOTSOCK;
     return r;

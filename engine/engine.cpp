@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <set>
 
 #include "bwrap/plan.hpp"
 #include "bwrap/sandbox.hpp"
@@ -246,6 +247,19 @@ Status plan_linux(Internal& in, const sys::StateDir& state, const sys::BwrapInfo
   run.cwd = req.cwd;
   run.home = req.home;
   run.launch_env = launch_environment(s);
+  {
+    std::set<int> ports;
+    for (const auto& e : s.sandbox.network.allowed_domains) {
+      if (auto pat = parse_pattern(e); pat && pat->port && *pat->port != 80 && *pat->port != 443)
+        ports.insert(*pat->port);
+    }
+    if (ports.size() > WB_MAX_EXTRA_PORTS) {
+      req.log->warn(
+          fmt::format("sandbox.network.allowedDomains names {} ports besides 80 and 443; the first {} get "
+                      "transparent listeners, the others are reached through the proxy variables only",
+                      ports.size(), WB_MAX_EXTRA_PORTS));
+    }
+  }
   std::copy(std::begin(req.stdio), std::end(req.stdio), run.stdio);
   const PolicyContext ctx = WB_TRY(policy_context(req, state));
   run.policy = make_fs_policy(s.sandbox, ctx, req.network_only);

@@ -34,7 +34,9 @@ std::string dns_answer_empty(const DnsQuery& q, int rcode = 0);
 class AddressPool {
  public:
   static constexpr std::uint32_t kBase = (127u << 24) | (100u << 16);
-  static constexpr std::uint32_t kSize = 65534;
+  // Names per run: far more than a build resolves; a command that asks for more (to use the
+  // host's resolver as a channel, or to grow wavebox) is refused beyond it.
+  static constexpr std::uint32_t kSize = 4096;
   // The name's address (host order), a new one the first time; nullopt when the pool is full.
   std::optional<std::uint32_t> address_for(const std::string& name);
   // The name behind an address of the pool, or nullopt.

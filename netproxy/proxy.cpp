@@ -307,14 +307,26 @@ void Proxy::Impl::on_dns(Tenant& t) {
     if (!q) continue;
     std::string answer;
     auto host = canonical_host(q->name);
-    if (!host || is_ip_literal(*host) || q->qclass != kDnsIn) {
+    const auto ends = [&](const char* suffix) {
+      std::string s = suffix;
+      return q->name.size() >= s.size() && q->name.compare(q->name.size() - s.size(), s.size(), s) == 0;
+    };
+    if (!host || is_ip_literal(*host) || q->qclass != kDnsIn || ends(".in-addr.arpa") || ends(".ip6.arpa") ||
+        q->name == "localhost" || ends(".localhost")) {
+      // Reverse lookups (of the pool's addresses too) and localhost: no such name, said quietly.
       answer = dns_answer_empty(*q, 3);
     } else {
       NetDecision d = decide_name(t.cfg.policy, *host);
       // On neither list, with a client to ask: answered, and the connection asks.
       if (d.allow || (d.rule.empty() && t.cfg.ask)) {
-        auto addr = q->qtype == kDnsA ? t.pool.address_for(*host) : std::nullopt;
-        answer = addr ? dns_answer_a(*q, *addr, 60) : dns_answer_empty(*q, 0);
+        if (q->qtype != kDnsA) {
+          answer = dns_answer_empty(*q, 0);
+        } else if (auto addr = t.pool.address_for(*host)) {
+          answer = dns_answer_a(*q, *addr, 60);
+        } else {
+          answer = dns_answer_empty(*q, 5);
+          if (t.cfg.on_refusal) t.cfg.on_refusal({"dns", *host, "the run's names are used up (4096)"});
+        }
       } else {
         answer = dns_answer_empty(*q, 5);
         if (t.cfg.on_refusal) {
@@ -385,8 +397,14 @@ void Proxy::Impl::refuse(Conn& c, const std::string& reason, const std::string& 
 }
 
 void Proxy::Impl::fail(Conn& c, const std::string& http, int socks_code) {
-  // A transparent connection gets no words: it is closed (the client sees a reset or EOF).
-  if (c.proto != Proto::kTransparent) c.reply += c.proto == Proto::kSocks ? socks_reply(socks_code) : http;
+  // A transparent connection gets no words: it is reset at once (the client fails fast).
+  if (c.proto == Proto::kTransparent) {
+    struct linger lg = {1, 0};
+    ::setsockopt(c.client.get(), SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    ::shutdown(c.client.get(), SHUT_RDWR);
+  } else {
+    c.reply += c.proto == Proto::kSocks ? socks_reply(socks_code) : http;
+  }
   c.st = St::kClosing;
   c.upstream.reset();
   c.upstream_mask = 0;
@@ -511,6 +529,11 @@ void Proxy::Impl::on_socks(Conn& c) {
 
 // The allowlist first (deny list, allow list, default deny); only an allowed name is resolved.
 void Proxy::Impl::decide_then_resolve(Conn& c) {
+  // A client that resolved the name itself (the sandbox's resolver gave a pool address) and then
+  // asked a proxy for that address: the name behind it is what is decided.
+  if (auto v4 = parse_ipv4(c.host); v4 && AddressPool::in_pool(*v4)) {
+    if (auto name = c.t->pool.name_at(*v4)) c.host = *name;
+  }
   NetDecision d = decide_host(c.t->cfg.policy, c.host, c.port);
   if (!d.allow && d.rule.empty() && c.t->cfg.ask) {
     ask_about(c, d);  // on neither list: the client decides

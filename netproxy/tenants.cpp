@@ -2,6 +2,8 @@
 // it asks about hosts on neither list (serve's network approval).
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
@@ -41,6 +43,12 @@ Result<std::unique_ptr<Proxy>> Proxy::start_shared(Limits limits) {
   // The resolver thread starts with the first name to resolve (most runs have none).
   try {
     impl->loop_thread = std::thread([raw] {
+      // splice into a client that reset its end raises SIGPIPE at the writer: this thread's to
+      // ignore (a sandboxed client must not be able to kill wavebox and with it its own report).
+      sigset_t pipe;
+      sigemptyset(&pipe);
+      sigaddset(&pipe, SIGPIPE);
+      pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
       raw->loop_tid = static_cast<long>(::gettid());
       raw->run();
     });

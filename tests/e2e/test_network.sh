@@ -186,6 +186,32 @@ check "32 MiB downloaded through the proxy arrive intact" grep -q "$want" <<<"$O
 check "16 MiB uploaded through the proxy arrive whole" received "POST /upload bytes=16777216"
 check "TCP inside the sandbox does not pace (cubic or reno)" grep -qxE "cubic|reno" <<<"$OUT"
 
+# A client that resets a connection while the proxy still relays to it (the relay's splice then
+# raises SIGPIPE): wavebox lives on, and the run ends with its report (it used to die of it).
+# (SIGPIPE's default action for wavebox, whatever the caller left it at.)
+settings '["allowed.test"]'
+lab_wb_default_pipe() {
+  OUT=$(cd "$WS" && ip netns exec "$LAB_CL" env --default-signal=PIPE "$WAVEBOX" "$@" 2>&1)
+  RC=$?
+}
+lab_wb_default_pipe run --settings "$S" -- python3 -c "
+import socket, struct, time
+for i in range(3):
+    s = socket.create_connection(('127.0.0.1', 3128), timeout=5)
+    s.sendall(b'CONNECT allowed.test:80 HTTP/1.1\r\nHost: allowed.test:80\r\n\r\n')
+    s.recv(39)
+    s.sendall(b'GET /big/20000000 HTTP/1.0\r\nHost: allowed.test\r\n\r\n')
+    s.recv(10)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
+    s.close()
+    time.sleep(1)
+print('survived')
+import urllib.request
+try: urllib.request.urlopen('http://denied.test/after-reset', timeout=5)
+except Exception: pass"
+check "a client's reset mid-relay does not end wavebox (exit $RC)" [ "$RC" -eq 0 ]
+check "and the run's report is still printed" grep -q "deny network-outbound denied.test:80" <<<"$OUT"
+
 # The same as an unprivileged user (user namespaces, /proc and capabilities differ).
 user=wavebox-test
 if id "$user" >/dev/null 2>&1; then

@@ -282,5 +282,15 @@ s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 try: s.connect(sys.argv[1] + '/agent.sock'); print('reached')
 except OSError as e: print('refused', e.errno)" "$socks"
 check "without the setting, that socket is refused too" grep -q "refused" <<<"$OUT"
+# A thread swapping the descriptor between an inet and a Unix socket while another connects it
+# to a host socket: what is connected is what was checked (it used to connect after ~2000 tries).
+swapper="$(dirname "$WAVEBOX")/swap_connect"
+if [ -x "$swapper" ]; then
+  cp "$swapper" "$WS/swap_connect"
+  wb run -- ./swap_connect "$socks/other.sock"
+  check "a descriptor swapped during connect never reaches a host socket ($OUT)" grep -q "never connected" <<<"$OUT"
+  wb run -- ./swap_connect "$socks/other.sock" thread
+  check "nor from a second thread ($OUT)" grep -q "never connected" <<<"$OUT"
+fi
 kill "$sockserver" 2>/dev/null
 finish
