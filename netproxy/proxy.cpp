@@ -311,9 +311,11 @@ void Proxy::Impl::on_dns(Tenant& t) {
       std::string s = suffix;
       return q->name.size() >= s.size() && q->name.compare(q->name.size() - s.size(), s.size(), s) == 0;
     };
-    if (!host || is_ip_literal(*host) || q->qclass != kDnsIn || ends(".in-addr.arpa") || ends(".ip6.arpa") ||
-        q->name == "localhost" || ends(".localhost")) {
-      // Reverse lookups (of the pool's addresses too) and localhost: no such name, said quietly.
+    if (q->name == "localhost" || ends(".localhost")) {
+      // What /etc/hosts says (the sandbox's own loopback), for a client that did not read it.
+      answer = q->qtype == kDnsA ? dns_answer_a(*q, 0x7f000001, 60) : dns_answer_empty(*q, 0);
+    } else if (!host || is_ip_literal(*host) || q->qclass != kDnsIn || ends(".in-addr.arpa") || ends(".ip6.arpa")) {
+      // Reverse lookups (of the pool's addresses too): no such name, said quietly.
       answer = dns_answer_empty(*q, 3);
     } else {
       NetDecision d = decide_name(t.cfg.policy, *host);

@@ -20,6 +20,9 @@ NOPROXY='env -u HTTP_PROXY -u HTTPS_PROXY -u http_proxy -u https_proxy -u ALL_PR
 
 lab_wb run --settings "$S" -- getent hosts allowed.test
 check "getent: an allowed name resolves inside, to the run's pool" grep -qE '^127\.100\.[0-9]+\.[0-9]+ +allowed\.test' <<<"$OUT"
+lab_wb run --settings "$S" -- getent ahostsv4 localhost
+check "localhost, asked of the resolver, is the sandbox's own loopback (quietly)" grep -q "^127.0.0.1 " <<<"$OUT"
+check "and is not reported" bash -c '! grep -q "deny dns localhost" <<<"$0"' "$OUT"
 lab_wb run --settings "$S" -- getent hosts unlisted.test
 check "getent: a name on no list does not resolve" [ "$RC" -ne 0 ]
 check "and is reported as a refused lookup" grep -q "deny dns unlisted.test (not on the allow list)" <<<"$OUT"
