@@ -100,6 +100,40 @@ check "no query left the sandbox (the lab's resolver logged nothing)" bash -c '!
 lab_wb run --settings "$S" -- curl -s -m 5 http://allowed.test/hello-tp-proxied
 check "the HTTP proxy still works beside it" received "80 GET /hello-tp-proxied"
 
+# serve: two sessions in one process share one proxy; each run's resolver answers from its own
+# session's allowlist, and a pool address means a name only to the run that was given it.
+mkdir -p "$SCRATCH/sa" "$SCRATCH/sb"
+serve_out=$(cd "$WS" && ip netns exec "$LAB_CL" timeout 120 python3 - "$WAVEBOX" "$WAVEBOX_SRC/tests/serve" "$SCRATCH" <<'PY' 2>&1
+import sys
+sys.path.insert(0, sys.argv[2])
+from wbclient import Server, out
+scratch = sys.argv[3]
+def settings(allow):
+    return {"sandbox": {"enabled": True, "filesystem": {"denyRead": ["/etc/hosts"]},
+                        "network": {"allowedDomains": [allow]}}}
+srv = Server(sys.argv[1])
+srv.result("initialize", {})
+srv.result("session/open", {"sessionId": "A", "cwd": scratch + "/sa", "settings": settings("allowed.test")})
+srv.result("session/open", {"sessionId": "B", "cwd": scratch + "/sb", "settings": settings("other.test")})
+clean = "env -u HTTP_PROXY -u http_proxy -u HTTPS_PROXY -u https_proxy -u ALL_PROXY -u all_proxy -u NO_PROXY -u no_proxy "
+ia = srv.send("command/exec", {"sessionId": "A", "commandLine":
+    clean + "sh -c 'getent hosts allowed.test; getent hosts other.test; curl -s -m 5 http://allowed.test/hello-serve-A'"})
+ib = srv.send("command/exec", {"sessionId": "B", "commandLine":
+    clean + "sh -c 'getent hosts other.test; getent hosts allowed.test; curl -s -m 5 http://other.test/hello-serve-B'"})
+for name, i in (("A", ia), ("B", ib)):
+    r = srv.wait(i)["result"]
+    print(name, "out", " ".join(out(r).split()))
+    print(name, "violations", " | ".join(r.get("violations", [])))
+srv.close()
+PY
+)
+check "serve: session A resolves its own host" grep -qE "^A out 127\.100\.[0-9.]+ allowed\.test" <<<"$serve_out"
+check "serve: A's resolver refuses B's host" grep -q "^A violations.*deny dns other.test" <<<"$serve_out"
+check "serve: session B resolves its own host" grep -qE "^B out 127\.100\.[0-9.]+ other\.test" <<<"$serve_out"
+check "serve: B's resolver refuses A's host" grep -q "^B violations.*deny dns allowed.test" <<<"$serve_out"
+check "serve: each reached its own host through the transparent path" \
+  bash -c 'grep -q "80 GET /hello-serve-A" "$0" && grep -q "80 GET /hello-serve-B" "$0"' "$LAB_LOG"
+
 # The same as an unprivileged user: binding port 53 and the nameserver addresses happen in the
 # sandbox's own user namespace.
 user=wavebox-test
