@@ -556,6 +556,7 @@ void Supervision::loop() {
         {proxy_started_ ? -1 : child_.listeners.dns.get(), POLLIN, 0},
     };
     nfds_t np = 10;
+    p[np++] = {proxy_started_ ? -1 : child_.listeners.dns_tcp.get(), POLLIN, 0};
     for (const auto& t : child_.listeners.transparent) {
       if (np < sizeof p / sizeof p[0]) p[np++] = {proxy_started_ ? -1 : t.get(), POLLIN, 0};
     }
@@ -668,6 +669,7 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req, const std::string& opt
     // shutdown reaches every copy of a listening socket: none is left listening.
     ::shutdown(child.listeners.http.get(), SHUT_RDWR);
     ::shutdown(child.listeners.socks.get(), SHUT_RDWR);
+    ::shutdown(child.listeners.dns_tcp.get(), SHUT_RDWR);
     for (auto& t : child.listeners.transparent) ::shutdown(t.get(), SHUT_RDWR);
     child.listeners = sys::NetListeners{};
   }

@@ -135,7 +135,8 @@ Status receive_listeners(NetnsChild& child) {
     child.listeners.socks.reset(fds[1]);
     child.unix_diag.reset(fds[2]);
     child.listeners.dns.reset(fds[3]);
-    for (int i = 4; i < n; ++i) child.listeners.transparent.emplace_back(fds[i]);
+    child.listeners.dns_tcp.reset(fds[4]);
+    for (int i = 5; i < n; ++i) child.listeners.transparent.emplace_back(fds[i]);
   } else {
     for (int i = 0; i < n; ++i) ::close(fds[i]);
   }

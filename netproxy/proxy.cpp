@@ -141,11 +141,15 @@ void Proxy::Impl::run() {
         return;
       }
       if (d & kListenerBit) {
-        auto t = tenants.find((d & ~kListenerBit) >> 2);
+        auto t = tenants.find((d & ~kListenerBit) >> 3);
         if (t == tenants.end()) continue;
-        const std::uint64_t kind = d & 3;
+        const std::uint64_t kind = d & 7;
         if (kind == kListenDns) {
           on_dns(*t->second);
+        } else if (kind == kListenDnsTcp) {
+          for (bool more = true; more;) {
+            if (Conn* got = accept_one(*t->second, t->second->dns_tcp.get(), Proto::kDnsTcp, &more)) update(*got);
+          }
         } else if (kind == kListenTransparent) {
           for (const auto& l : t->second->transparent) accept_transparent(*t->second, l.get());
         } else {
@@ -305,39 +309,60 @@ void Proxy::Impl::on_dns(Tenant& t) {
     if (n < 0) return;
     auto q = parse_dns_query(std::string_view(buf, static_cast<size_t>(n)));
     if (!q) continue;
-    std::string answer;
-    auto host = canonical_host(q->name);
-    const auto ends = [&](const char* suffix) {
-      std::string s = suffix;
-      return q->name.size() >= s.size() && q->name.compare(q->name.size() - s.size(), s.size(), s) == 0;
-    };
-    if (q->name == "localhost" || ends(".localhost")) {
-      // What /etc/hosts says (the sandbox's own loopback), for a client that did not read it.
-      answer = q->qtype == kDnsA ? dns_answer_a(*q, 0x7f000001, 60) : dns_answer_empty(*q, 0);
-    } else if (!host || is_ip_literal(*host) || q->qclass != kDnsIn || ends(".in-addr.arpa") || ends(".ip6.arpa")) {
-      // Reverse lookups (of the pool's addresses too): no such name, said quietly.
-      answer = dns_answer_empty(*q, 3);
-    } else {
-      NetDecision d = decide_name(t.cfg.policy, *host);
-      // On neither list, with a client to ask: answered, and the connection asks.
-      if (d.allow || (d.rule.empty() && t.cfg.ask)) {
-        if (q->qtype != kDnsA) {
-          answer = dns_answer_empty(*q, 0);
-        } else if (auto addr = t.pool.address_for(*host)) {
-          answer = dns_answer_a(*q, *addr, 60);
-        } else {
-          answer = dns_answer_empty(*q, 5);
-          if (t.cfg.on_refusal) t.cfg.on_refusal({"dns", *host, "the run's names are used up (4096)"});
-        }
-      } else {
-        answer = dns_answer_empty(*q, 5);
-        if (t.cfg.on_refusal) {
-          t.cfg.on_refusal({"dns", *host, d.rule.empty() ? "not on the allow list" : d.reason + ": " + d.rule});
-        }
-      }
-    }
+    std::string answer = dns_answer(t, *q);
     (void)::sendto(t.dns.get(), answer.data(), answer.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&from), flen);
   }
+}
+
+// The answer to one query, from the run's policy and pool.
+std::string Proxy::Impl::dns_answer(Tenant& t, const DnsQuery& query) {
+  const DnsQuery* q = &query;
+  auto host = canonical_host(q->name);
+  const auto ends = [&](const char* suffix) {
+    std::string s = suffix;
+    return q->name.size() >= s.size() && q->name.compare(q->name.size() - s.size(), s.size(), s) == 0;
+  };
+  if (q->name == "localhost" || ends(".localhost")) {
+    // What /etc/hosts says (the sandbox's own loopback), for a client that did not read it.
+    return q->qtype == kDnsA ? dns_answer_a(*q, 0x7f000001, 60) : dns_answer_empty(*q, 0);
+  }
+  if (!host || is_ip_literal(*host) || q->qclass != kDnsIn || ends(".in-addr.arpa") || ends(".ip6.arpa")) {
+    // Reverse lookups (of the pool's addresses too): no such name, said quietly.
+    return dns_answer_empty(*q, 3);
+  }
+  NetDecision d = decide_name(t.cfg.policy, *host);
+  // On neither list, with a client to ask: answered, and the connection asks.
+  if (d.allow || (d.rule.empty() && t.cfg.ask)) {
+    if (q->qtype != kDnsA) return dns_answer_empty(*q, 0);
+    if (auto addr = t.pool.address_for(*host)) return dns_answer_a(*q, *addr, 60);
+    if (t.cfg.on_refusal) t.cfg.on_refusal({"dns", *host, "the run's names are used up (4096)"});
+    return dns_answer_empty(*q, 5);
+  }
+  if (t.cfg.on_refusal) {
+    t.cfg.on_refusal({"dns", *host, d.rule.empty() ? "not on the allow list" : d.reason + ": " + d.rule});
+  }
+  return dns_answer_empty(*q, 5);
+}
+
+// DNS over TCP (RFC 7766: what a client falls back to, or uses by choice): one query, its
+// two-byte length first; the answer the same way, then the connection is closed.
+void Proxy::Impl::on_dns_tcp(Conn& c) {
+  if (c.in.size() < 2) return;
+  size_t len = (static_cast<unsigned char>(c.in[0]) << 8) | static_cast<unsigned char>(c.in[1]);
+  if (c.in.size() < 2 + len) return;
+  auto q = parse_dns_query(std::string_view(c.in).substr(2, len));
+  c.in.clear();
+  std::string reply;
+  if (q) {
+    std::string answer = dns_answer(*c.t, *q);
+    reply += static_cast<char>(answer.size() >> 8);
+    reply += static_cast<char>(answer.size() & 0xff);
+    reply += answer;
+  }
+  c.reply = reply;
+  c.st = St::kClosing;
+  c.deadline = now_s() + 5;
+  update(c);
 }
 
 // A connection to an address of the pool: the name is the one the resolver gave it, the port
@@ -675,6 +700,8 @@ void Proxy::Impl::on_event(Conn& c, bool upstream, std::uint32_t ev) {
       }
       if (c.proto == Proto::kHttp)
         on_head(c);
+      else if (c.proto == Proto::kDnsTcp)
+        on_dns_tcp(c);
       else
         on_socks(c);
       return;

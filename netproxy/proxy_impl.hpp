@@ -39,9 +39,9 @@ namespace detail {
 using sys::Fd;
 
 constexpr std::uint64_t kStopId = 3, kResolverId = 4, kAnswerId = 5, kControlId = 6, kFirstConn = 16;
-// A listener's epoll data: this bit, the tenant's id and which listener (the low two bits).
+// A listener's epoll data: this bit, the tenant's id and which listener (the low three bits).
 constexpr std::uint64_t kListenerBit = 1ULL << 63;
-constexpr std::uint64_t kListenHttp = 0, kListenSocks = 1, kListenDns = 2, kListenTransparent = 3;
+constexpr std::uint64_t kListenHttp = 0, kListenSocks = 1, kListenDns = 2, kListenTransparent = 3, kListenDnsTcp = 4;
 constexpr std::uint32_t kAllEvents = ~std::uint32_t{0};
 
 inline double now_s() {
@@ -52,7 +52,7 @@ inline double now_s() {
 
 // kTransparent: a connection to an address of the run's DNS pool, taken by the transparent
 // listeners; the name comes from the address, the port from the listener.
-enum class Proto { kHttp, kSocks, kForward, kTransparent };
+enum class Proto { kHttp, kSocks, kForward, kTransparent, kDnsTcp };
 enum class St { kHead, kSocksGreet, kSocksAuth, kSocksReq, kApproval, kResolving, kConnecting, kRelay, kClosing };
 
 // Answers to approval questions, posted from any thread: shared with the callbacks, which may
@@ -81,7 +81,7 @@ struct Answers {
 struct Tenant {
   std::uint64_t id = 0;
   ProxyConfig cfg;
-  Fd http, socks, dns;
+  Fd http, socks, dns, dns_tcp;
   std::vector<Fd> transparent;
   AddressPool pool;                                           // names the resolver answered, by address
   std::map<std::string, bool> answered;                       // host:port -> the client's answer
@@ -151,6 +151,8 @@ struct Proxy::Impl {
   void accept_all(Tenant& t, bool socks);
   void accept_transparent(Tenant& t, int listener);
   void on_dns(Tenant& t);
+  void on_dns_tcp(Conn& c);
+  std::string dns_answer(Tenant& t, const DnsQuery& q);
   void on_event(Conn& c, bool upstream, std::uint32_t ev);
   void refuse(Conn& c, const std::string& reason, const std::string& rule);
   void start_resolve(Conn& c);

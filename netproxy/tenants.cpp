@@ -77,9 +77,10 @@ Result<std::uint64_t> Proxy::attach(ProxyConfig config, sys::NetListeners listen
   t->http = std::move(listeners.http);
   t->socks = std::move(listeners.socks);
   t->dns = std::move(listeners.dns);
+  t->dns_tcp = std::move(listeners.dns_tcp);
   t->transparent = std::move(listeners.transparent);
   const std::uint64_t id = t->id;
-  std::vector<int> fds = {t->http.get(), t->socks.get(), t->dns.get()};
+  std::vector<int> fds = {t->http.get(), t->socks.get(), t->dns.get(), t->dns_tcp.get()};
   for (const auto& x : t->transparent) fds.push_back(x.get());
   for (int fd : fds) {
     if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -121,14 +122,16 @@ void Proxy::Impl::on_control() {
   }
   // Attachments first: a detach queued with its own attach (a run that ended at once) finds it.
   for (auto& t : add) {
-    std::vector<std::pair<int, std::uint64_t>> fds = {
-        {t->http.get(), kListenHttp}, {t->socks.get(), kListenSocks}, {t->dns.get(), kListenDns}};
+    std::vector<std::pair<int, std::uint64_t>> fds = {{t->http.get(), kListenHttp},
+                                                      {t->socks.get(), kListenSocks},
+                                                      {t->dns.get(), kListenDns},
+                                                      {t->dns_tcp.get(), kListenDnsTcp}};
     for (const auto& x : t->transparent) fds.push_back({x.get(), kListenTransparent});
     for (auto [fd, kind] : fds) {
       if (fd < 0) continue;
       epoll_event ev{};
       ev.events = EPOLLIN;
-      ev.data.u64 = kListenerBit | (t->id << 2) | kind;
+      ev.data.u64 = kListenerBit | (t->id << 3) | kind;
       (void)::epoll_ctl(epoll.get(), EPOLL_CTL_ADD, fd, &ev);
     }
     tenants[t->id] = std::move(t);

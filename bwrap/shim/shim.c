@@ -773,9 +773,9 @@ static int keeper(int argc, char** argv) {
   /* DNS and transparent TCP: the namespace's resolver (port 53, UDP) and the listeners for the
    * pool's addresses (ports 80 and 443 of every address). */
   add_nameservers();
-  int dns = any_address(SOCK_DGRAM, WB_DNS_PORT);
+  int dns = any_address(SOCK_DGRAM, WB_DNS_PORT), dns_tcp = any_address(SOCK_STREAM, WB_DNS_PORT);
   int t80 = any_address(SOCK_STREAM, 80), t443 = any_address(SOCK_STREAM, 443);
-  if (dns < 0 || t80 < 0 || t443 < 0) fail_step(errfd, WB_STEP_LISTENERS);
+  if (dns < 0 || dns_tcp < 0 || t80 < 0 || t443 < 0) fail_step(errfd, WB_STEP_LISTENERS);
 
   /* The listeners go out first: wavebox serves them and plans the sandbox meanwhile. bwrap
    * starts at once too, and waits for its argument list, which wavebox writes into a pipe, before
@@ -784,7 +784,7 @@ static int keeper(int argc, char** argv) {
    * sandbox has bound (a connect to any other is a host daemon's). */
   int diag = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
   if (diag < 0) fail_step(errfd, WB_STEP_LISTENERS);
-  int fds[WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS] = {lh, ls, diag, dns, t80, t443};
+  int fds[WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS] = {lh, ls, diag, dns, dns_tcp, t80, t443};
   int nfds = WB_KEEPER_FDS;
   /* The allowlist's own ports (github.com:22, a database's): a listener each, as for 80 and 443. */
   const char* extra = getenv(WB_ENV_TCP_PORTS);

@@ -24,11 +24,11 @@
 enum { WB_FD_ARGS = 3, WB_FD_STATUS = 4, WB_FD_SECCOMP = 5, WB_FD_SPEC = 6, WB_FD_OBSERVER = 7, WB_FD_MOUNTS = 8 };
 enum { WB_HTTP_PORT = 3128, WB_SOCKS_PORT = 1080, WB_DNS_PORT = 53 };
 /* What the keeper hands over with WB_WORD_LISTENERS (and a byte: how many), in this order: the
- * HTTP and SOCKS listeners, the NETLINK_SOCK_DIAG socket, the resolver's UDP socket (port 53 of
- * every address), the transparent listeners (ports 80 and 443 of every address, then each port
+ * HTTP and SOCKS listeners, the NETLINK_SOCK_DIAG socket, the resolver's UDP socket and TCP
+ * listener (port 53 of every address), the transparent listeners (ports 80 and 443 of every address, then each port
  * of WB_ENV_TCP_PORTS, a comma-separated list in the keeper's environment: the allowlist's own
  * ports, at most WB_MAX_EXTRA_PORTS). */
-enum { WB_KEEPER_FDS = 6, WB_MAX_EXTRA_PORTS = 8 };
+enum { WB_KEEPER_FDS = 7, WB_MAX_EXTRA_PORTS = 8 };
 #define WB_ENV_TCP_PORTS "WAVEBOX_TCP_PORTS"
 
 enum {

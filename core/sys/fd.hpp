@@ -36,10 +36,10 @@ class Fd {
 };
 
 // A sandbox's network, as sockets made in its own network namespace: the proxies' listeners,
-// the resolver's UDP socket (port 53 of every address) and the transparent TCP listeners (ports
-// 80 and 443 of every address). Any may be absent (macOS has the first two only).
+// the resolver's UDP socket and TCP listener (port 53 of every address) and the transparent TCP
+// listeners (ports 80, 443 and the allowlist's own). Any may be absent (macOS has the first two).
 struct NetListeners {
-  Fd http, socks, dns;
+  Fd http, socks, dns, dns_tcp;
   std::vector<Fd> transparent;
 };
 

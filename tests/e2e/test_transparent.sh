@@ -20,6 +20,22 @@ NOPROXY='env -u HTTP_PROXY -u HTTPS_PROXY -u http_proxy -u https_proxy -u ALL_PR
 
 lab_wb run --settings "$S" -- getent hosts allowed.test
 check "getent: an allowed name resolves inside, to the run's pool" grep -qE '^127\.100\.[0-9]+\.[0-9]+ +allowed\.test' <<<"$OUT"
+# DNS over TCP (what a client falls back to, or dig +tcp uses), on port 53 of every address.
+lab_wb run --settings "$S" -- python3 -c "
+import socket, struct
+def ask(name):
+    q = struct.pack('>HHHHHH', 0x4242, 0x0100, 1, 0, 0, 0)
+    q += b''.join(bytes([len(p)]) + p.encode() for p in name.split('.')) + b'\0' + struct.pack('>HH', 1, 1)
+    s = socket.create_connection(('127.0.0.1', 53), timeout=5)
+    s.sendall(struct.pack('>H', len(q)) + q)
+    n = struct.unpack('>H', s.recv(2))[0]
+    a = b''
+    while len(a) < n: a += s.recv(n - len(a))
+    print(name, 'rcode', a[3] & 15, 'answers', struct.unpack('>H', a[6:8])[0], 'addr', '.'.join(map(str, a[-4:])))
+ask('allowed.test'); ask('unlisted-tcp.test')"
+check "DNS over TCP: an allowed name gets a pool address" grep -qE "allowed.test rcode 0 answers 1 addr 127\.100\." <<<"$OUT"
+check "DNS over TCP: another is refused (REFUSED) and listed" \
+  bash -c 'grep -q "unlisted-tcp.test rcode 5 answers 0" <<<"$0" && grep -q "deny dns unlisted-tcp.test" <<<"$0"' "$OUT"
 lab_wb run --settings "$S" -- getent ahostsv4 localhost
 check "localhost, asked of the resolver, is the sandbox's own loopback (quietly)" grep -q "^127.0.0.1 " <<<"$OUT"
 check "and is not reported" bash -c '! grep -q "deny dns localhost" <<<"$0"' "$OUT"
