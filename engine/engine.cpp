@@ -199,6 +199,16 @@ static std::vector<std::string> launch_environment(const Settings& s) {
     ports += (ports.empty() ? "" : ",") + p;
   }
   if (!ports.empty()) env.push_back(std::string(WB_ENV_TCP_PORTS) + "=" + ports);
+  // And its IPv4 literals: a direct connection to one is then decided like a proxied one.
+  std::string addrs;
+  int k = 0;
+  for (const auto& e : s.sandbox.network.allowed_domains) {
+    auto pat = parse_pattern(e);
+    if (!pat || pat->wildcard || !parse_ipv4(pat->host) || pat->host.find(':') != std::string::npos) continue;
+    if (k++ == 32) break;
+    addrs += (addrs.empty() ? "" : ",") + pat->host;
+  }
+  if (!addrs.empty()) env.push_back(std::string(WB_ENV_TCP_ADDRS) + "=" + addrs);
   return env;
 }
 

@@ -401,6 +401,11 @@ void Proxy::Impl::accept_transparent(Tenant& t, int lfd) {
         ::inet_ntop(AF_INET, &be, text, sizeof text);
       }
       ref.host = text;
+      // An address the allowlist names as a literal: decided as the proxy decides it.
+      if (addr != 0 && decide_host(t.cfg.policy, ref.host, port).allow && (addr >> 24) != 127) {
+        decide_then_resolve(ref);
+        continue;
+      }
       refuse(ref, "a direct connection to an address; connect to a name on the allow list", "");
       continue;
     }

@@ -126,51 +126,72 @@ static int any_address(int type, int port) {
   return s;
 }
 
-/* The nameservers the host's /etc/resolv.conf names (IPv4), as addresses of this namespace's
- * loopback: a client that reads the file itself (Go, c-ares, dig) sends its queries there, and
- * they reach the namespace's own resolver on port 53 of every address. A best effort: an address
- * that cannot be added leaves that client without DNS, as before. */
-static void add_nameservers(void) {
-  FILE* f = fopen("/etc/resolv.conf", "re");
-  if (!f) return;
+/* An IPv4 address (network order) as a /32 of this namespace's loopback (netlink; the keeper
+ * holds the namespace's capabilities). A best effort: one that cannot be added is not there. */
+static void add_loopback_address(int nl, struct in_addr in, unsigned seq) {
+  if ((ntohl(in.s_addr) >> 24) == 127) return; /* loopback is there already */
+  struct {
+    struct nlmsghdr nh;
+    struct ifaddrmsg ifa;
+    char attrs[64];
+  } req;
+  memset(&req, 0, sizeof req);
+  req.nh.nlmsg_type = RTM_NEWADDR;
+  req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_REPLACE | NLM_F_ACK;
+  req.nh.nlmsg_seq = seq;
+  req.ifa.ifa_family = AF_INET;
+  req.ifa.ifa_prefixlen = 32;
+  req.ifa.ifa_scope = RT_SCOPE_HOST;
+  req.ifa.ifa_index = if_nametoindex("lo");
+  size_t len = NLMSG_LENGTH(sizeof(struct ifaddrmsg));
+  int types[2] = {IFA_LOCAL, IFA_ADDRESS};
+  for (int i = 0; i < 2; ++i) {
+    struct rtattr* ra = (struct rtattr*)((char*)&req + NLMSG_ALIGN(len));
+    ra->rta_type = (unsigned short)types[i];
+    ra->rta_len = RTA_LENGTH(4);
+    memcpy(RTA_DATA(ra), &in, 4);
+    len = NLMSG_ALIGN(len) + RTA_ALIGN(ra->rta_len);
+  }
+  req.nh.nlmsg_len = (unsigned)len;
+  if (send(nl, &req, len, 0) == (ssize_t)len) {
+    char ack[256];
+    (void)!recv(nl, ack, sizeof ack, 0);
+  }
+}
+
+/* The addresses this namespace answers on besides loopback: the nameservers the host's
+ * /etc/resolv.conf names (a client that reads the file itself, Go, c-ares, dig, sends its queries
+ * there, and they reach the namespace's own resolver on port 53 of every address), and the IPv4
+ * literals the allowlist names (WB_ENV_TCP_ADDRS: a direct connection to one reaches the proxy's
+ * transparent listeners, which decide it as the proxy would). */
+static void add_local_addresses(void) {
   int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-  char line[512];
+  if (nl < 0) return;
   unsigned seq = 1;
-  while (nl >= 0 && fgets(line, sizeof line, f)) {
+  FILE* f = fopen("/etc/resolv.conf", "re");
+  char line[512];
+  while (f && fgets(line, sizeof line, f)) {
     char addr[64];
     struct in_addr in;
-    if (sscanf(line, " nameserver %63s", addr) != 1 || inet_pton(AF_INET, addr, &in) != 1) continue;
-    if ((ntohl(in.s_addr) >> 24) == 127) continue; /* loopback is there already */
-    struct {
-      struct nlmsghdr nh;
-      struct ifaddrmsg ifa;
-      char attrs[64];
-    } req;
-    memset(&req, 0, sizeof req);
-    req.nh.nlmsg_type = RTM_NEWADDR;
-    req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_REPLACE | NLM_F_ACK;
-    req.nh.nlmsg_seq = seq++;
-    req.ifa.ifa_family = AF_INET;
-    req.ifa.ifa_prefixlen = 32;
-    req.ifa.ifa_scope = RT_SCOPE_HOST;
-    req.ifa.ifa_index = if_nametoindex("lo");
-    size_t len = NLMSG_LENGTH(sizeof(struct ifaddrmsg));
-    for (int type = IFA_LOCAL; type <= IFA_ADDRESS + 1; type += 1) {
-      if (type != IFA_LOCAL && type != IFA_ADDRESS) continue;
-      struct rtattr* ra = (struct rtattr*)((char*)&req + NLMSG_ALIGN(len));
-      ra->rta_type = (unsigned short)type;
-      ra->rta_len = RTA_LENGTH(4);
-      memcpy(RTA_DATA(ra), &in, 4);
-      len = NLMSG_ALIGN(len) + RTA_ALIGN(ra->rta_len);
-    }
-    req.nh.nlmsg_len = (unsigned)len;
-    if (send(nl, &req, len, 0) == (ssize_t)len) {
-      char ack[256];
-      (void)!recv(nl, ack, sizeof ack, 0);
+    if (sscanf(line, " nameserver %63s", addr) == 1 && inet_pton(AF_INET, addr, &in) == 1) {
+      add_loopback_address(nl, in, seq++);
     }
   }
-  if (nl >= 0) close(nl);
-  fclose(f);
+  if (f) fclose(f);
+  const char* list = getenv(WB_ENV_TCP_ADDRS);
+  char one[64];
+  while (list && *list && seq < 64) {
+    size_t n = strcspn(list, ",");
+    if (n < sizeof one) {
+      memcpy(one, list, n);
+      one[n] = '\0';
+      struct in_addr in;
+      if (inet_pton(AF_INET, one, &in) == 1) add_loopback_address(nl, in, seq++);
+    }
+    list += n;
+    if (*list == ',') ++list;
+  }
+  close(nl);
 }
 
 /* The C twin of core/sys/fdpass.cpp's send_fds: this static program links no C++ library. */
@@ -772,7 +793,7 @@ static int keeper(int argc, char** argv) {
   if (lh < 0 || ls < 0) fail_step(errfd, WB_STEP_LISTENERS);
   /* DNS and transparent TCP: the namespace's resolver (port 53, UDP) and the listeners for the
    * pool's addresses (ports 80 and 443 of every address). */
-  add_nameservers();
+  add_local_addresses();
   int dns = any_address(SOCK_DGRAM, WB_DNS_PORT), dns_tcp = any_address(SOCK_STREAM, WB_DNS_PORT);
   int t80 = any_address(SOCK_STREAM, 80), t443 = any_address(SOCK_STREAM, 443);
   if (dns < 0 || dns_tcp < 0 || t80 < 0 || t443 < 0) fail_step(errfd, WB_STEP_LISTENERS);

@@ -30,6 +30,9 @@ enum { WB_HTTP_PORT = 3128, WB_SOCKS_PORT = 1080, WB_DNS_PORT = 53 };
  * ports, at most WB_MAX_EXTRA_PORTS). */
 enum { WB_KEEPER_FDS = 7, WB_MAX_EXTRA_PORTS = 8 };
 #define WB_ENV_TCP_PORTS "WAVEBOX_TCP_PORTS"
+/* The allowlist's IPv4 literals (comma-separated, in the keeper's environment): addresses of the
+ * namespace's loopback, so a direct connection to one reaches the transparent listeners. */
+#define WB_ENV_TCP_ADDRS "WAVEBOX_TCP_ADDRS"
 
 enum {
   WB_STEP_UNSHARE = 1,    /* creating the user and network namespace */

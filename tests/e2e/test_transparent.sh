@@ -89,6 +89,13 @@ lab_wb run --settings "$S" -- $NOPROXY curl -s -m 5 http://other.test/tp-refused
 check "a name not allowed: nothing reached the server" bash -c '! grep -q tp-refused "$0"' "$LAB_LOG"
 lab_wb run --settings "$S" -- $NOPROXY curl -s -m 5 "http://$LAB_UP_IP/tp-literal"
 check "a direct connection to an address still fails" bash -c '! grep -q tp-literal "$0"' "$LAB_LOG"
+# An address the allowlist names as a literal is reachable directly too (and only that one).
+S2="$SCRATCH/literal.json"
+printf '{"sandbox":{"enabled":true,"network":{"allowedDomains":["%s"]}}}' "$LAB_UP_IP" > "$S2"
+lab_wb run --settings "$S2" -- $NOPROXY curl -s -m 5 "http://$LAB_UP_IP/hello-tp-literal-ok"
+check "a direct connection to an allowed address literal reaches it" received "80 GET /hello-tp-literal-ok"
+lab_wb run --settings "$S2" -- $NOPROXY curl -s -m 5 "http://198.18.$((LAB_ID % 250)).9/tp-literal-other"
+check "another address stays unreachable" bash -c '! grep -q tp-literal-other "$0"' "$LAB_LOG"
 lab_wb run --settings "$S" -- $NOPROXY python3 -c "
 import socket
 s = socket.create_connection(('127.0.0.1', 443), timeout=3)
