@@ -161,6 +161,42 @@ void print_learned(const Options& o, const std::vector<Violation>& refused, cons
       text.c_str());
 }
 
+// sandbox.auditLog and --audit-log: one line for every outcome, the command's or why it did not
+// run, appended to each file named.
+class AuditLines {
+ public:
+  explicit AuditLines(const Options& o) : started_(std::chrono::steady_clock::now()) {
+    if (!o.audit_log.empty()) paths_.push_back(paths::resolve(o.audit_log, "", sys::current_dir()));
+    home = std::getenv("HOME") ? std::getenv("HOME") : "";
+    record.argv = o.command;
+    record.cwd = o.cwd.empty() ? sys::current_dir() : o.cwd;
+  }
+  void add_path(const std::string& p) {
+    if (std::find(paths_.begin(), paths_.end(), p) == paths_.end()) paths_.push_back(p);
+  }
+  std::string first_path() const { return paths_.empty() ? "" : paths_[0]; }
+  void write(const Report& r, std::optional<int> exit_code) {
+    if (paths_.empty()) return;
+    record.decision = r.decision;
+    record.reason = r.reason;
+    record.sandboxed = r.sandboxed;
+    record.exit_code = exit_code;
+    record.duration_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started_).count();
+    record.violations = r.violations;
+    record.more = r.more;
+    record.error = r.error;
+    for (const auto& p : paths_) {
+      if (auto st = engine::append_audit(p, record, home); !st) log::warn(st.error().message);
+    }
+  }
+  engine::AuditRecord record;
+  std::string home;
+
+ private:
+  std::chrono::steady_clock::time_point started_;
+  std::vector<std::string> paths_;
+};
+
 int cmd_run(const Options& o) {
   ForwardedSignals sigs;
   const ReportTarget report = o.report_json.empty() ? ReportTarget() : ReportTarget(o.report_json);
@@ -171,28 +207,8 @@ int cmd_run(const Options& o) {
     if (!report.wanted()) return;
     if (auto st = report.write(r); !st) log::warn(st.error().message);
   };
-  // sandbox.auditLog and --audit-log: one line for every outcome, the command's or why it did not run.
-  const auto started = std::chrono::steady_clock::now();
-  std::vector<std::string> audit_paths;
-  if (!o.audit_log.empty()) audit_paths.push_back(paths::resolve(o.audit_log, "", sys::current_dir()));
-  engine::AuditRecord audit;
-  std::string audit_home = std::getenv("HOME") ? std::getenv("HOME") : "";
-  audit.argv = o.command;
-  audit.cwd = o.cwd.empty() ? sys::current_dir() : o.cwd;
-  auto write_audit = [&](std::optional<int> exit_code) {
-    if (audit_paths.empty()) return;
-    audit.decision = r.decision;
-    audit.reason = r.reason;
-    audit.sandboxed = r.sandboxed;
-    audit.exit_code = exit_code;
-    audit.duration_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-    audit.violations = r.violations;
-    audit.more = r.more;
-    audit.error = r.error;
-    for (const auto& p : audit_paths) {
-      if (auto st = engine::append_audit(p, audit, audit_home); !st) log::warn(st.error().message);
-    }
-  };
+  AuditLines audit(o);
+  auto write_audit = [&](std::optional<int> exit_code) { audit.write(r, exit_code); };
   // The command did not run: said on stderr, and in the report (what an agent most needs).
   auto failed = [&](const Error& e) {
     r.exit_code = report_error(e);
@@ -204,26 +220,23 @@ int cmd_run(const Options& o) {
   };
   auto env = load_environment(o);
   if (!env.ok()) return failed(env.error());
-  if (const auto& a = env->settings.sandbox.audit_log;
-      a && std::find(audit_paths.begin(), audit_paths.end(), *a) == audit_paths.end()) {
-    audit_paths.push_back(*a);
-  }
+  if (const auto& a = env->settings.sandbox.audit_log) audit.add_path(*a);
   const ResourceSettings res = env->settings.sandbox.resources;
   auto req = run_request(o, std::move(*env));
   const std::string learn_home = req.home;
-  audit_home = req.home;
+  audit.home = req.home;
   const std::vector<std::string> learn_settings = req.settings_files;
   const std::vector<std::string> learn_deny_read = req.settings.sandbox.filesystem.deny_read;
-  if (!audit_paths.empty()) req.audit_log = audit_paths[0];
-  audit.argv = req.argv;
-  audit.cwd = req.cwd;
-  audit.command_line = req.command_line;
+  req.audit_log = audit.first_path();
+  audit.record.argv = req.argv;
+  audit.record.cwd = req.cwd;
+  audit.record.command_line = req.command_line;
   req.approve = [&o, line = req.command_line](const Decision& d) { return approved(o, d, line); };
   auto prepared = engine::prepare(std::move(req));
   if (!prepared.ok()) return failed(prepared.error());
   r.decision = prepared->decision.decision;
   r.reason = prepared->decision.reason;
-  audit.rule = prepared->decision.matched_rule;
+  audit.record.rule = prepared->decision.matched_rule;
   if (!prepared->sandboxed) {
     log::info("running the command UNSANDBOXED: " + r.reason);
     r.exit_code = -1;  // the command replaces wavebox: its status is not known here
@@ -252,7 +265,7 @@ int cmd_run(const Options& o) {
   r.elapsed_ms = outcome->elapsed_ms;
   write_report();
   write_audit(outcome->exit_code);
-  if (o.learn) print_learned(o, outcome->violations, learn_home, audit.cwd, learn_settings, learn_deny_read);
+  if (o.learn) print_learned(o, outcome->violations, learn_home, audit.record.cwd, learn_settings, learn_deny_read);
   return outcome->exit_code;
 }
 
