@@ -26,7 +26,15 @@ std::optional<Violation> parse_denial(std::string_view line, const std::string& 
   // The tag may follow on the same line.
   if (size_t t = rest.find(tag); t != std::string::npos) rest.resize(t);
   while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t' || rest.back() == '\r')) rest.pop_back();
-  size_t d = rest.find(") deny(");
+  // "NAME(PID) deny(N) OP TARGET": the name is the command's choice (at most 32 bytes: p_name),
+  // and so is the target. The real "(PID) deny(" is the last one that starts within the name's
+  // reach; one inside the name comes before it, one inside the target after it.
+  size_t d = std::string::npos;
+  for (size_t at = rest.find('('); at != std::string::npos && at <= 32; at = rest.find('(', at + 1)) {
+    size_t digits = at + 1;
+    while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') ++digits;
+    if (digits > at + 1 && rest.compare(digits, 7, ") deny(") == 0) d = digits;
+  }
   if (d == std::string::npos) return std::nullopt;
   size_t close = rest.find(')', d + 7);
   if (close == std::string::npos || close + 1 >= rest.size() || rest[close + 1] != ' ') return std::nullopt;

@@ -60,6 +60,13 @@ TEST_CASE("macOS refusals: this run's tag only, in the block's form") {
   v = macos::parse_denial(line("Sandbox: x(9) deny(1) mach-lookup com.apple.pasteboard.1\n" + tag), tag);
   REQUIRE(v);
   CHECK(v->operation == "mach-lookup");
+  // A process name made to look like a refusal, and a target that holds one: the real one counts.
+  v = macos::parse_denial(line("Sandbox: a(1) deny(1) fil(4242) deny(1) file-read-data /Users/a/.ssh/x\n" + tag), tag);
+  REQUIRE(v);
+  CHECK(v->line() == "deny file-read /Users/a/.ssh/x");
+  v = macos::parse_denial(line("Sandbox: cat(7) deny(1) file-write-create /w/(9) deny(1) mach-lookup x\n" + tag), tag);
+  REQUIRE(v);
+  CHECK(v->line() == "deny file-write /w/(9) deny(1) mach-lookup x");
   // Another run's, an untagged one, not a refusal, not JSON.
   CHECK_FALSE(macos::parse_denial(line("Sandbox: cat(1) deny(1) file-read-data /x\nwavebox_ffffffffffffffff"), tag));
   CHECK_FALSE(macos::parse_denial(line("Sandbox: cat(1) deny(1) file-read-data /x"), tag));
