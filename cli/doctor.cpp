@@ -11,6 +11,7 @@
 #include "cli/options.hpp"
 #include "cli/settings_schema.hpp"
 #include "cli/setup.hpp"
+#include "core/domain.hpp"
 #include "core/log.hpp"
 #include "core/protect.hpp"
 #include "core/sys/platform.hpp"
@@ -89,8 +90,21 @@ nlohmann::json facts(const Options& o, const Environment& env, Probed& p) {
       j["policy"]["filesystem"]["visible"] = v;
       j["mountsPlacedBy"] = "bwrap (mode strict: an empty root)";
     }
+    // What a client inside has: the proxies, and for the others the sandbox's own resolver and
+    // the transparent ports (80, 443 and the allowlist's own).
+    std::vector<int> ports = {80, 443};
+    for (const auto& e : s.sandbox.network.allowed_domains) {
+      if (auto pat = parse_pattern(e);
+          pat && pat->port && std::find(ports.begin(), ports.end(), *pat->port) == ports.end()) {
+        ports.push_back(*pat->port);
+      }
+    }
     j["policy"]["network"] = {{"allowedDomains", s.sandbox.network.allowed_domains},
-                              {"deniedDomains", s.sandbox.network.denied_domains}};
+                              {"deniedDomains", s.sandbox.network.denied_domains},
+                              {"proxies", {"http://127.0.0.1:3128", "socks5h://127.0.0.1:1080"}},
+                              {"resolver", "port 53 (UDP, TCP) of every address inside; answers allowed names only"},
+                              {"transparentPorts", ports},
+                              {"allowUnixSockets", s.sandbox.network.allow_unix_sockets}};
   }
   nlohmann::json table = nlohmann::json::array();
   for (const auto& e : protected_table()) {
@@ -140,8 +154,14 @@ void print_facts(const nlohmann::json& j, const Environment& env, const Probed& 
     }
     std::printf("  unreadable:\n");
     for (const auto& x : j["policy"]["filesystem"]["denyRead"]) std::printf("    %s\n", x.get<std::string>().c_str());
-    std::printf("  network: only through wavebox's proxy; allowed:%s\n",
-                s.sandbox.network.allowed_domains.empty() ? " nothing" : "");
+    std::string tports;
+    for (const auto& p : j["policy"]["network"]["transparentPorts"]) {
+      tports += (tports.empty() ? "" : ", ") + std::to_string(p.get<int>());
+    }
+    std::printf(
+        "  network: only through wavebox's proxy (the proxy variables, or the sandbox's own resolver and "
+        "ports %s for clients without them); allowed:%s\n",
+        tports.c_str(), s.sandbox.network.allowed_domains.empty() ? " nothing" : "");
     for (const auto& d : s.sandbox.network.allowed_domains) std::printf("    %s\n", d.c_str());
     for (const auto& d : s.sandbox.network.denied_domains) std::printf("    denied: %s\n", d.c_str());
   }
