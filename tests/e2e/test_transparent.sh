@@ -157,6 +157,30 @@ check "serve: B's resolver refuses A's host" grep -q "^B violations.*deny dns al
 check "serve: each reached its own host through the transparent path" \
   bash -c 'grep -q "80 GET /hello-serve-A" "$0" && grep -q "80 GET /hello-serve-B" "$0"' "$LAB_LOG"
 
+# serve with network approval: a name on neither list resolves, and its connection is asked of
+# the client (accepted here) — the transparent path asks as the proxies do.
+approval_out=$(cd "$WS" && ip netns exec "$LAB_CL" timeout 120 python3 - "$WAVEBOX" "$WAVEBOX_SRC/tests/serve" "$SCRATCH" <<'PY' 2>&1
+import sys
+sys.path.insert(0, sys.argv[2])
+from wbclient import Server, out
+srv = Server(sys.argv[1])
+srv.result("initialize", {"capabilities": {"networkApproval": True, "networkApprovalTimeoutMs": 5000}})
+srv.result("session/open", {"sessionId": "Q", "cwd": sys.argv[3] + "/sa", "settings": {"sandbox": {
+    "enabled": True, "filesystem": {"denyRead": ["/etc/hosts"]}}}})
+clean = "env -u HTTP_PROXY -u http_proxy -u HTTPS_PROXY -u https_proxy -u ALL_PROXY -u all_proxy -u NO_PROXY -u no_proxy "
+i = srv.send("command/exec", {"sessionId": "Q", "commandLine": clean + "curl -s -m 10 http://allowed.test/hello-tp-asked"})
+q = srv.wait_request("network/requestApproval", 1, timeout=20)
+print("asked", q["params"]["host"], q["params"]["port"])
+srv.answer(q["id"], {"decision": "accept"})
+r = srv.wait(i, 30)["result"]
+print("exit", r["exitCode"], out(r).strip())
+srv.close()
+PY
+)
+check "serve: the transparent path asks the client about a host on neither list ($approval_out)" \
+  grep -q "asked allowed.test 80" <<<"$approval_out"
+check "serve: accepted, the connection went through" received "80 GET /hello-tp-asked"
+
 # The same as an unprivileged user: binding port 53 and the nameserver addresses happen in the
 # sandbox's own user namespace.
 user=wavebox-test
