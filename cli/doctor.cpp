@@ -9,6 +9,7 @@
 #include "bwrap/plan.hpp"
 #include "bwrap/sandbox.hpp"
 #include "bwrap/seccomp_rules.hpp"
+#include "bwrap/shim/wire.h"
 #include "cli/options.hpp"
 #include "cli/settings_schema.hpp"
 #include "cli/setup.hpp"
@@ -94,12 +95,8 @@ nlohmann::json facts(const Options& o, const Environment& env, Probed& p) {
     // What a client inside has: the proxies, and for the others the sandbox's own resolver and
     // the transparent ports (80, 443 and the allowlist's own).
     std::vector<int> ports = {80, 443};
-    for (const auto& e : s.sandbox.network.allowed_domains) {
-      if (auto pat = parse_pattern(e);
-          pat && pat->port && std::find(ports.begin(), ports.end(), *pat->port) == ports.end()) {
-        ports.push_back(*pat->port);
-      }
-    }
+    const std::vector<int> own = allowlist_ports(s.sandbox.network.allowed_domains);
+    ports.insert(ports.end(), own.begin(), own.begin() + std::min<size_t>(own.size(), WB_MAX_EXTRA_PORTS));
     j["policy"]["network"] = {{"allowedDomains", s.sandbox.network.allowed_domains},
                               {"deniedDomains", s.sandbox.network.denied_domains},
                               {"proxies", {"http://127.0.0.1:3128", "socks5h://127.0.0.1:1080"}},

@@ -267,4 +267,14 @@ bool is_local_or_special(const std::string& b) {
   return false;
 }
 
+std::vector<int> allowlist_ports(const std::vector<std::string>& patterns) {
+  std::vector<int> out;
+  for (const auto& e : patterns) {
+    auto pat = parse_pattern(e);
+    if (!pat || !pat->port || *pat->port == 80 || *pat->port == 443) continue;
+    if (std::find(out.begin(), out.end(), *pat->port) == out.end()) out.push_back(*pat->port);
+  }
+  return out;
+}
+
 }  // namespace wb

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace wb {
 
@@ -21,6 +22,8 @@ struct DomainPattern {
 std::optional<DomainPattern> parse_pattern(std::string_view text);
 std::optional<std::string> canonical_host(std::string_view host);
 bool matches(const DomainPattern& p, std::string_view canonical_host, int port);
+// The ports allowlist entries name besides 80 and 443 (github.com:22), each once, in order.
+std::vector<int> allowlist_ports(const std::vector<std::string>& patterns);
 
 // IPv4 in any form inet_aton accepts, as a host-order number.
 std::optional<std::uint32_t> parse_ipv4(std::string_view s);

@@ -17,7 +17,6 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
-#include <set>
 
 #include "bwrap/plan.hpp"
 #include "bwrap/sandbox.hpp"
@@ -189,14 +188,9 @@ static std::vector<std::string> launch_environment(const Settings& s) {
   // The allowlist's own ports get transparent listeners too (github.com:22, a database's), as 80
   // and 443 have; the keeper reads them from here (bwrap/shim/wire.h).
   std::string ports;
-  int n = 0;
-  for (const auto& e : s.sandbox.network.allowed_domains) {
-    auto pat = parse_pattern(e);
-    if (!pat || !pat->port || *pat->port == 80 || *pat->port == 443) continue;
-    std::string p = std::to_string(*pat->port);
-    if (("," + ports + ",").find("," + p + ",") != std::string::npos) continue;
-    if (n++ == WB_MAX_EXTRA_PORTS) break;
-    ports += (ports.empty() ? "" : ",") + p;
+  const std::vector<int> own = allowlist_ports(s.sandbox.network.allowed_domains);
+  for (size_t i = 0; i < own.size() && i < WB_MAX_EXTRA_PORTS; ++i) {
+    ports += (ports.empty() ? "" : ",") + std::to_string(own[i]);
   }
   if (!ports.empty()) env.push_back(std::string(WB_ENV_TCP_PORTS) + "=" + ports);
   // And its IPv4 literals: a direct connection to one is then decided like a proxied one.
@@ -257,18 +251,11 @@ Status plan_linux(Internal& in, const sys::StateDir& state, const sys::BwrapInfo
   run.cwd = req.cwd;
   run.home = req.home;
   run.launch_env = launch_environment(s);
-  {
-    std::set<int> ports;
-    for (const auto& e : s.sandbox.network.allowed_domains) {
-      if (auto pat = parse_pattern(e); pat && pat->port && *pat->port != 80 && *pat->port != 443)
-        ports.insert(*pat->port);
-    }
-    if (ports.size() > WB_MAX_EXTRA_PORTS) {
-      req.log->warn(
-          fmt::format("sandbox.network.allowedDomains names {} ports besides 80 and 443; the first {} get "
-                      "transparent listeners, the others are reached through the proxy variables only",
-                      ports.size(), WB_MAX_EXTRA_PORTS));
-    }
+  if (size_t n = allowlist_ports(s.sandbox.network.allowed_domains).size(); n > WB_MAX_EXTRA_PORTS) {
+    req.log->warn(
+        fmt::format("sandbox.network.allowedDomains names {} ports besides 80 and 443; the first {} get "
+                    "transparent listeners, the others are reached through the proxy variables only",
+                    n, WB_MAX_EXTRA_PORTS));
   }
   std::copy(std::begin(req.stdio), std::end(req.stdio), run.stdio);
   const PolicyContext ctx = WB_TRY(policy_context(req, state));

@@ -92,3 +92,9 @@ TEST_CASE("ignoreViolations: '*' applies to every command, a key only when it is
   CHECK(wb::filter_ignored(v, ig, "make all").size() == 1);
   CHECK(wb::filter_ignored(v, ig, "npm test").empty());
 }
+
+TEST_CASE("allowlist ports: the entries' own ports besides 80 and 443, each once, in order") {
+  CHECK(allowlist_ports({"a.test", "b.test:22", "*.c.test:8080", "d.test:443", "e.test:22", "bad:pattern:x"}) ==
+        std::vector<int>{22, 8080});
+  CHECK(allowlist_ports({}).empty());
+}
