@@ -161,23 +161,6 @@ Result<bool> decide_sandboxed(const RunRequest& req, const Availability& avail, 
   return sandboxed;
 }
 
-// Where the command is (126/127 before anything starts), on the sandbox's PATH.
-Result<std::string> find_command(const RunRequest& req, const std::vector<std::string>& env) {
-  const auto& argv = req.argv;
-  const std::string path_env = path_of(env);
-  std::string exe = sys::find_in_path(argv[0], path_env);
-  if (argv[0].find('/') != std::string::npos) {
-    std::string full = argv[0][0] == '/' ? argv[0] : paths::join(req.cwd, argv[0]);
-    if (!sys::exists(full)) {
-      exe.clear();
-    } else if (::access(full.c_str(), X_OK) != 0 || sys::is_dir(full)) {
-      return make_error(ErrorKind::kNotExecutable, fmt::format("{}: Permission denied", argv[0]));
-    }
-  }
-  if (exe.empty()) return make_error(ErrorKind::kNotFound, fmt::format("{}: command not found", argv[0]));
-  return exe;
-}
-
 }  // namespace
 
 // What the keeper and bwrap start with, outside the sandbox: nothing of the request's (its
@@ -264,7 +247,7 @@ Status plan_linux(Internal& in, const sys::StateDir& state, const sys::BwrapInfo
   std::vector<std::string> pass = s.sandbox.pass_environment;
   pass.insert(pass.end(), req.pass_env.begin(), req.pass_env.end());
   run.env = sandbox_env(req.env, ctx.tmpdir, ctx.cache_dir, pass, s.sandbox.mode == Mode::kPermissive, *req.log);
-  run.exe = WB_TRY(find_command(req, run.env));
+  run.exe = WB_TRY(find_command(req.argv, req.cwd, run.env));
   if (run.policy.strict) {
     // Mode strict: the system trees, the command itself (wherever it was found) and the shim
     // bwrap starts inside; the planner adds the writable roots and allowRead.

@@ -1,8 +1,13 @@
 #include "engine/environment.hpp"
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <utility>
 
+#include "core/paths.hpp"
 #include "core/secrets.hpp"
+#include "core/sys/fs.hpp"
 
 namespace wb::engine {
 
@@ -54,6 +59,25 @@ std::vector<std::string> sandbox_env(const std::vector<std::string>& caller, con
     }
   }
   return env;
+}
+
+Result<std::string> find_command(const std::vector<std::string>& argv, const std::string& cwd,
+                                 const std::vector<std::string>& env) {
+  std::string path_env;
+  for (const auto& kv : env) {
+    if (kv.rfind("PATH=", 0) == 0) path_env = kv.substr(5);
+  }
+  std::string exe = sys::find_in_path(argv[0], path_env);
+  if (argv[0].find('/') != std::string::npos) {
+    std::string full = argv[0][0] == '/' ? argv[0] : paths::join(cwd, argv[0]);
+    if (!sys::exists(full)) {
+      exe.clear();
+    } else if (::access(full.c_str(), X_OK) != 0 || sys::is_dir(full)) {
+      return make_error(ErrorKind::kNotExecutable, fmt::format("{}: Permission denied", argv[0]));
+    }
+  }
+  if (exe.empty()) return make_error(ErrorKind::kNotFound, fmt::format("{}: command not found", argv[0]));
+  return exe;
 }
 
 }  // namespace wb::engine

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/log.hpp"
+#include "core/result.hpp"
 
 namespace wb::engine {
 
@@ -13,5 +14,10 @@ namespace wb::engine {
 std::vector<std::string> sandbox_env(const std::vector<std::string>& caller, const std::string& tmpdir,
                                      const std::string& caches, const std::vector<std::string>& pass, bool pass_all,
                                      const Logger& log);
+
+// Where the command is, on PATH as env has it (a name with a slash: relative to cwd): 126/127
+// before anything starts.
+Result<std::string> find_command(const std::vector<std::string>& argv, const std::string& cwd,
+                                 const std::vector<std::string>& env);
 
 }  // namespace wb::engine

@@ -35,32 +35,6 @@ std::string random_hex(size_t bytes) {
   return out;
 }
 
-// Where the command is, on the sandbox's PATH (126/127 before anything starts).
-Result<std::string> find_exe(const RunRequest& req, const std::vector<std::string>& env) {
-  std::string path_env;
-  for (const auto& kv : env) {
-    if (kv.rfind("PATH=", 0) == 0) path_env = kv.substr(5);
-  }
-  const std::string& a0 = req.argv[0];
-  if (a0.find('/') != std::string::npos) {
-    std::string full = a0[0] == '/' ? a0 : paths::join(req.cwd, a0);
-    if (req.plan_only || sys::exists(full)) {
-      if (!req.plan_only && (::access(full.c_str(), X_OK) != 0 || sys::is_dir(full))) {
-        return make_error(ErrorKind::kNotExecutable, fmt::format("{}: Permission denied", a0));
-      }
-      return full;
-    }
-    return make_error(ErrorKind::kNotFound, fmt::format("{}: command not found", a0));
-  }
-  std::string exe = sys::find_in_path(a0, path_env);
-  if (exe.empty()) {
-    // Planning for another system: the command is looked up there.
-    if (req.plan_only) return a0;
-    return make_error(ErrorKind::kNotFound, fmt::format("{}: command not found", a0));
-  }
-  return exe;
-}
-
 // A listener on the host's loopback, any free port.
 Result<sys::Fd> loopback_listener(int& port) {
   sys::Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
@@ -148,7 +122,16 @@ Result<MacRun> plan_macos(const RunRequest& req) {
   std::vector<std::string> pass = s.sandbox.pass_environment;
   pass.insert(pass.end(), req.pass_env.begin(), req.pass_env.end());
   m.env = sandbox_env(req.env, m.tmpdir, m.cache_dir, pass, s.sandbox.mode == Mode::kPermissive, *req.log);
-  m.exe = WB_TRY(find_exe(req, m.env));
+  auto found = find_command(req.argv, req.cwd, m.env);
+  if (found.ok()) {
+    m.exe = *found;
+  } else if (req.plan_only && found.error().kind == ErrorKind::kNotFound) {
+    // Planning for another system: the command is looked up there.
+    const std::string& a0 = req.argv[0];
+    m.exe = a0.find('/') == std::string::npos || a0[0] == '/' ? a0 : paths::join(req.cwd, a0);
+  } else {
+    return found.error();
+  }
   if (fs.strict) {
     fs.visible.push_back(m.exe);
     if (!m.facts.helper.empty()) fs.visible.push_back(m.facts.helper);
