@@ -141,6 +141,22 @@ std::string encode_spec(const std::string& limits, const std::string& exe, const
   return spec;
 }
 
+std::string encode_go_spec(const std::string& limits, const std::string& exe, const std::string& cwd,
+                           const std::vector<std::string>& env, const std::vector<std::string>& command) {
+  std::string out;
+  for (const std::string& f : {limits, exe.empty() ? std::string("-") : exe, cwd, std::to_string(env.size())}) {
+    out.append(f);
+    out += '\0';
+  }
+  for (const auto& v : {std::cref(env), std::cref(command)}) {
+    for (const auto& f : v.get()) {
+      out.append(f);
+      out += '\0';
+    }
+  }
+  return out;
+}
+
 Result<sys::Fd> new_memfd(const char* name) {
   Fd fd(::memfd_create(name, MFD_CLOEXEC));
   if (!fd.valid()) return sys::sys_error("memfd_create", name, errno);
@@ -306,6 +322,10 @@ class Supervision {
     late_pending_ = req.late_fd >= 0;
   }
   void set_bwrap(pid_t bwrap_pid) { bwrap_pid_ = bwrap_pid; }
+  // A standby's command: the listener came long ago, the command starts now.
+  void command_starts() { command_at_ = now_s(); }
+  void reap_later() { reap_later_ = true; }
+  bool keeper_reaped() const { return exited_; }
   void loop();
   Result<int> result();
 
@@ -344,6 +364,7 @@ class Supervision {
     if (req_.late_start) req_.late_start();
   }
   bool emptied_ = false;              // the shim said the sandbox is empty, and the command's status
+  bool reap_later_ = false;           // the keeper (killed) is reaped by end_standby
   bool cancelled_ = false;            // ended by the caller (SIGKILL through req.signals)
   unsigned wakeups_ = 0;              // a handful per run (a spin shows in -v)
   std::vector<int> pending_signals_;  // came before the command existed: forwarded once it does
@@ -530,7 +551,8 @@ void Supervision::on_emptied() {
     if (::poll(&e, 1, 0) <= 0 || !relay_err()) break;
   }
   if (!ended_ && req_.on_sandbox_ended) req_.on_sandbox_ended();
-  reap_keeper(0);
+  // A standby's keeper is reaped by whoever drops the standby, after the answer (end_standby).
+  if (!reap_later_) reap_keeper(0);
 }
 
 void Supervision::loop() {
@@ -593,7 +615,7 @@ void Supervision::loop() {
       break;
     }
   }
-  reap_keeper(0);
+  if (!(emptied_ && reap_later_)) reap_keeper(0);
   if (observe_) observer().stop();
   log_.info(fmt::format("supervision loop woke {} times", wakeups_));
 }
@@ -617,21 +639,27 @@ Result<int> Supervision::result() {
   return WEXITSTATUS(wait_status_);
 }
 
+constexpr char kStandbyStart = 1;  // send_start_word: WB_WORD_START with WB_START_STANDBY
+
 // The filter and the mount list are written: the shim, waiting for this byte, places the
 // mounts. (It cannot have gone ahead: without the byte it places nothing and runs nothing.)
 // With it, the command's standard descriptors: the caller's, or the relay pipe for stderr. One
 // closed here stays closed there (the second byte says which came).
-Status send_start_word(Launch& L, const ExecRequest& req) {
+// A standby's start word carries none (they come with its command, WB_WORD_GO, after the spec's
+// descriptor).
+Status send_start_word(Launch& L, const ExecRequest& req, char what = WB_WORD_START, int spec = -1) {
   const int shim_sock = req.observer ? req.observer->socket_fd() : L.obs_ours.get();
-  int stdio[3];
-  char word[2] = {WB_WORD_START, 0};
+  int stdio[4];
+  char word[2] = {what, 0};
   size_t passed = 0;
-  for (int i = 0; i < 3; ++i) {
+  if (spec >= 0) stdio[passed++] = spec;
+  for (int i = 0; i < 3 && what != kStandbyStart; ++i) {
     if (req.stdio[i] < 0) continue;
     int fd = i == 2 && L.relay_command_stderr ? L.err_wr.get() : req.stdio[i];
     stdio[passed++] = fd;
     word[1] = static_cast<char>(word[1] | (1 << i));
   }
+  if (what == kStandbyStart) word[0] = WB_WORD_START, word[1] = WB_START_STANDBY;
   if (!sys::send_fds(shim_sock, stdio, passed, word, sizeof word) && errno != EPIPE && errno != ECONNRESET) {
     return sys::sys_error("send", "the shim's socket", errno);
   }
@@ -680,6 +708,83 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req, const std::string& opt
   sup.set_bwrap(child.bwrap_pid);
   sup.loop();
   return sup.result();
+}
+
+Status standby_begin(Launch& L, const ExecRequest& req, const std::string& options) {
+  L.consumed = true;  // from here on the standby ends the keeper itself (end_standby)
+  NetnsChild& child = L.child;
+  if (!req.observer) return make_error(ErrorKind::kSandboxFailed, "internal: a standby without its observer");
+  req.observer->adopt_socket(std::move(L.obs_ours));
+  if (L.options_sent && !options.empty()) {
+    return make_error(ErrorKind::kSandboxFailed, "internal: the plan needs bwrap's mounts after all");
+  }
+  if (!L.options_sent) {
+    WB_TRY(send_options(L.env_options + options, L.args_wr.get()));
+    L.args_wr.reset();
+    L.options_sent = true;
+  }
+  WB_TRY(receive_listeners(child));
+  req.observer->set_unix_diag(std::move(child.unix_diag));
+  WB_TRY(send_start_word(L, req, kStandbyStart));
+  WB_TRY(await_bwrap(child));
+  L.status_wr.reset();
+  // The shim places the mounts, loads the filter and hands its listener over: then the standby
+  // is ready. bwrap's messages, if it failed, wait in the stderr pipe for the log.
+  struct pollfd pf = {req.observer->socket_fd(), POLLIN, 0};
+  int n;
+  do {
+    n = ::poll(&pf, 1, 10000);
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0 || !req.observer->receive_listener()) {
+    std::string msg;
+    char buf[4096];
+    struct pollfd e = {L.err_rd.get(), POLLIN, 0};
+    while (msg.size() < 16384 && ::poll(&e, 1, 0) > 0 && (e.revents & POLLIN)) {
+      ssize_t r = ::read(L.err_rd.get(), buf, sizeof buf);
+      if (r <= 0) break;
+      msg.append(buf, static_cast<size_t>(r));
+    }
+    while (!msg.empty() && msg.back() == '\n') msg.pop_back();
+    return make_error(ErrorKind::kSandboxFailed,
+                      "the prepared sandbox did not start" + (msg.empty() ? std::string() : ": " + msg));
+  }
+  // The shim has read them: a standby waits with as few descriptors as it can.
+  L.filter.reset();
+  L.spec.reset();
+  L.mounts.reset();
+  return ok_status();
+}
+
+Result<int> standby_go(Launch& L, const ExecRequest& req, const std::string& cwd) {
+  sys::Fd spec = WB_TRY(new_memfd("wavebox-go"));
+  WB_TRY(sys::replace_contents(spec.get(), encode_go_spec(req.limits, req.exe, cwd, req.env, req.command),
+                               "the command for the shim"));
+  WB_TRY(send_start_word(L, req, WB_WORD_GO, spec.get()));
+  spec.reset();
+  L.err_wr.reset();
+  Supervision sup(L, req);
+  sup.set_bwrap(L.child.bwrap_pid);
+  sup.command_starts();
+  sup.reap_later();
+  sup.loop();
+  if (sup.keeper_reaped()) L.child.pid = -1;  // end_standby must not signal the pid again
+  return sup.result();
+}
+
+bool standby_alive(const Launch& L, const Observer& observer) {
+  // The keeper's pidfd is readable once it ended; the shim's socket once it said or closed
+  // anything (it says nothing before the word to go).
+  struct pollfd p[2] = {{L.keeper_pidfd.get(), POLLIN, 0}, {observer.socket_fd(), POLLIN, 0}};
+  return L.child.pid > 0 && observer.socket_fd() >= 0 && ::poll(p, 2, 0) == 0;
+}
+
+void end_standby(Launch& L) {
+  if (L.child.pid <= 0) return;
+  ::kill(L.child.pid, SIGKILL);
+  int ws;
+  while (::waitpid(L.child.pid, &ws, 0) < 0 && errno == EINTR) {
+  }
+  L.child.pid = -1;
 }
 
 }  // namespace wb::lnx

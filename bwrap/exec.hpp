@@ -151,4 +151,18 @@ Status begin_launch(Launch& launch, const ExecRequest& req, const std::string& e
 // or kSandboxFailed when bubblewrap could not start the command.
 Result<int> exec_bwrap(Launch& launch, const ExecRequest& req, const std::string& options);
 
+// A sandbox made ahead of its command (serve's standby; bwrap/shim/wire.h): exec_bwrap's first
+// half, up to the shim holding its mounts and filter and the observer its listener (req: the
+// standby's observer; its command is not used). Then standby_go, once, with the command's
+// request (its command, environment, limits, descriptors and signals; cwd: where it runs),
+// supervises it as exec_bwrap would; or end_standby drops it (the keeper killed and reaped, and
+// everything of the sandbox with it).
+Status standby_begin(Launch& launch, const ExecRequest& req, const std::string& options);
+Result<int> standby_go(Launch& launch, const ExecRequest& req, const std::string& cwd);
+void end_standby(Launch& launch);
+// Whether a standby still waits for its word (its keeper and shim alive, nothing said).
+bool standby_alive(const Launch& launch, const Observer& observer);
+std::string encode_go_spec(const std::string& limits, const std::string& exe, const std::string& cwd,
+                           const std::vector<std::string>& env, const std::vector<std::string>& command);
+
 }  // namespace wb::lnx

@@ -4,6 +4,7 @@
 // a large tree planned from its cache, while the command runs (bwrap/late_scan.hpp). Internal to
 // bwrap/.
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -12,7 +13,10 @@
 #include "bwrap/observer.hpp"
 #include "bwrap/plan.hpp"
 #include "bwrap/sandbox.hpp"
+#include "core/invocation.hpp"
 #include "core/protect.hpp"
+#include "core/sys/stubs.hpp"
+#include "core/violations.hpp"
 
 namespace wb::lnx {
 
@@ -32,6 +36,32 @@ struct Prepared {
 };
 
 double now_ms();  // a monotonic clock, for the -v timings
+
+// bwrap/sandbox.cpp's steps, shared with the standby (bwrap/standby.cpp).
+// Probes, scans and plans; with a registry, creates the stubs the plan asks for and plans again
+// (without, `wrap`'s and a standby's planning: the stubs it would need are listed). late: a
+// large tree may be planned from its scan cache and checked while the command starts. known:
+// facts still true (a standby's, nothing changed since): only paths not among them are probed.
+Result<Prepared> prepare_run(LinuxRun& run, sys::StubRegistry* stubs, bool late, const LinuxFacts* known = nullptr);
+ExecRequest exec_request(const LinuxRun& run);
+RunSpec spec_for(const LinuxRun& run, ShimMounts mode);
+ShimMounts mount_mode(const Prepared& p, bool mount_api);
+// What the run executes (and `wrap` prints).
+Invocation invocation_for(const LinuxRun& run, const Prepared& p, ShimMounts mode, const std::vector<std::string>& env);
+std::string console_device(int out);
+bool stderr_relayable(const int stdio[3]);
+bool plan_stays_out_of_dev_and_proc(const FsPolicy& policy, const std::string& cwd);
+// The filter compiled into the launch, the mount list written; bwrap's options returned.
+Result<std::string> write_plan(const LinuxRun& run, const Prepared& p, Launch& launch, bool mount_api,
+                               const std::vector<std::string>& env);
+void scan_for_denied_reads(const std::string& line, const Plan& plan, const std::string& cwd, ViolationLog& log);
+std::vector<std::string> missing_unstubbed(const FsPolicy& policy, const LinuxFacts& facts);
+void warn_appeared(const Logger& log, const std::vector<std::string>& missing);
+void after_run(const LinuxRun& run, Prepared& p, const Observer& observer, const std::vector<std::string>& missing,
+               double started_ms);
+// The command in a standby when it fits (bwrap/standby.cpp); nullopt (the standby dropped, run's
+// policy as given) when it does not.
+Result<std::optional<RunOutcome>> run_in_standby(LinuxRun& run, std::shared_ptr<Standby> standby);
 
 // The scan's findings become guards: repositories, protected names, directories it could not
 // read (read-only), hard links and depths it cannot handle (refused). late: a large tree may be

@@ -40,23 +40,23 @@ double now_ms() {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-namespace {
-
 // Probes, scans and plans; with a registry, creates the stubs the plan asks for and plans again.
-Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
+// late: a large tree may be planned from its scan cache and checked while the command starts.
+Result<Prepared> prepare_run(LinuxRun& run, sys::StubRegistry* stubs, bool late, const LinuxFacts* known) {
   Prepared p;
   if (!run.policy.enabled) {
     p.plan.filesystem_open = true;  // --network-only: no mounts, no scan, no stubs
     return p;
   }
   for (const auto& note : expand_globs(run.policy)) run.log->warn(note);
-  WB_TRY(guard_what_the_scan_found(run, p, stubs != nullptr));
+  WB_TRY(guard_what_the_scan_found(run, p, late));
   p.facts.bwrap_path = run.bwrap;
   std::copy(std::begin(run.bwrap_version), std::end(run.bwrap_version), p.facts.bwrap_version);
   p.facts.placeholder_file = run.state.placeholder;
   std::map<std::string, PathKind> simulated;  // `wrap`: stubs it would create, as if they existed
   for (int round = 0; round < 4; ++round) {
     if (!stubs) p.facts.paths.clear();  // `wrap` simulates its stubs on fresh facts each round
+    if (known && round == 0) p.facts.paths = known->paths;
     probe_policy_paths(run.policy, p.facts);
     if (stubs && round == 0) {
       // A path probed as existing may be the stub of a concurrent run in the same workspace:
@@ -115,7 +115,7 @@ Result<Prepared> prepare(LinuxRun& run, sys::StubRegistry* stubs) {
   return make_error(ErrorKind::kSandboxFailed, "internal: guards still missing after placing stubs");
 }
 
-std::string shell_quote(const std::string& s) {
+static std::string shell_quote(const std::string& s) {
   if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") ==
                         std::string::npos) {
     return s;
@@ -155,8 +155,6 @@ void warn_appeared(const Logger& log, const std::vector<std::string>& missing) {
   }
 }
 
-}  // namespace
-
 // Next to the binary (a build tree, bin/ of a simple install), else in ../libexec/wavebox/ (a
 // packaged install).
 std::string shim_path() {
@@ -170,8 +168,6 @@ std::string shim_path() {
   }
   return {};
 }
-
-namespace {
 
 // stderr can be relayed (to recognise refused reads) without changing what the caller sees only
 // when it is a pipe of its own: a terminal stays a terminal, and when stdout is the very same
@@ -201,7 +197,7 @@ void scan_for_denied_reads(const std::string& line, const Plan& plan, const std:
   }
 }
 
-std::vector<std::string> sandbox_environment(const std::vector<std::string>& base) {
+static std::vector<std::string> sandbox_environment(const std::vector<std::string>& base) {
   std::string http_url = fmt::format("http://127.0.0.1:{}", kHttpProxyPort);
   std::string socks_url = fmt::format("socks5h://127.0.0.1:{}", kSocksProxyPort);
   std::vector<std::string> env;
@@ -233,8 +229,6 @@ std::vector<std::string> sandbox_environment(const std::vector<std::string>& bas
   return env;
 }
 
-}  // namespace
-
 // The shim's read-only mounts use the new mount API with mount_setattr (Linux 5.12). Asked of
 // the kernel itself, not of its version: an older kernel answers ENOSYS, and a seccomp policy
 // around wavebox (a container's) ENOSYS or EPERM for open_tree, which needs no privilege here
@@ -259,7 +253,7 @@ bool shim_mounts_available() {
 }
 
 // The terminal bwrap would bind at /dev/console: the one on stdout, if it is one.
-static std::string console_device(int out) {
+std::string console_device(int out) {
   char name[256];
   if (out < 0 || !::isatty(out) || ::ttyname_r(out, name, sizeof name) != 0) return "";
   return name;
@@ -269,7 +263,7 @@ static std::string console_device(int out) {
 // before it is made: its mounts lie on the policy's paths, below its writable roots and on the
 // working directory. A glob counts by its text. A path that only resolves into /dev or /proc
 // through a link is caught once planned (run_sandboxed starts again).
-static bool plan_stays_out_of_dev_and_proc(const FsPolicy& policy, const std::string& cwd) {
+bool plan_stays_out_of_dev_and_proc(const FsPolicy& policy, const std::string& cwd) {
   auto out = [](const std::string& p) { return !paths::is_within(p, "/dev") && !paths::is_within(p, "/proc"); };
   return !policy.strict && out(cwd) &&
          std::all_of(policy.writable.begin(), policy.writable.end(), [&](const auto& w) { return out(w.path); }) &&
@@ -278,17 +272,15 @@ static bool plan_stays_out_of_dev_and_proc(const FsPolicy& policy, const std::st
          std::all_of(policy.allow_read.begin(), policy.allow_read.end(), out);
 }
 
-Result<std::unique_ptr<Launch>> launch_sandbox(const std::string& bwrap, const int stdio[3],
+Result<std::unique_ptr<Launch>> launch_sandbox(const std::string& bwrap, const int* stdio,
                                                const std::vector<std::string>& env, const Logger& log) {
   std::string shim = shim_path();
   if (shim.empty()) {
     return make_error(ErrorKind::kSandboxFailed,
                       "wavebox-shim is not installed next to the wavebox binary (it starts the sandbox); reinstall");
   }
-  return start_launch(bwrap, shim, stderr_relayable(stdio), env, log);
+  return start_launch(bwrap, shim, !stdio || stderr_relayable(stdio), env, log);
 }
-
-namespace {
 
 ExecRequest exec_request(const LinuxRun& run) {
   ExecRequest req;
@@ -362,10 +354,36 @@ Result<std::string> write_plan(const LinuxRun& run, const Prepared& p, Launch& l
   return options;
 }
 
-}  // namespace
+// After the command: the plan's check finished, what the command left warned about.
+void after_run(const LinuxRun& run, Prepared& p, const Observer& observer, const std::vector<std::string>& missing,
+               double started_ms) {
+  const Logger& log = *run.log;
+  double t2 = now_ms();
+  if (p.late) {
+    // A check still at the known directories when the command ended gives up (it answered
+    // nothing, so nothing depends on it; the next run checks again).
+    const double f0 = now_ms();
+    p.late->finish(true);
+    log.info(
+        fmt::format("the plan's check {} ({:.2f} ms waited)", p.late->found() ? "was done" : "gave up", now_ms() - f0));
+    adopt_late_findings(p);
+  }
+  warn_new_repositories(log, p, run.state.scan, run.home, &observer);
+  warn_appeared(log, missing);
+  log.info(fmt::format(
+      "sandbox ran {:.2f} ms ({} notifications, {:.1f} ms handling them, {} empty receives); "
+      "cleanup {:.2f} ms",
+      t2 - started_ms, observer.handled(), observer.busy_ns() / 1e6, observer.empty_receives(), now_ms() - t2));
+}
 
 Result<RunOutcome> run_sandboxed(LinuxRun run) {
   const Logger& log = *run.log;
+  if (run.standby) {
+    // Made ahead (serve): used when it is what this run would make now, else a fresh sandbox.
+    auto standby = std::move(run.standby);
+    auto in_standby = WB_TRY(run_in_standby(run, std::move(standby)));
+    if (in_standby) return std::move(*in_standby);
+  }
   RunOutcome outcome;
   std::unique_ptr<Launch> launch = std::move(run.launch);
   if (!launch) launch = WB_TRY(launch_sandbox(run.bwrap, run.stdio, run.launch_env, log));
@@ -422,7 +440,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   }
   WB_TRY(begin_launch(*launch, req, early_options));
   stubs.sweep();
-  p = WB_TRY(prepare(run, &stubs));
+  p = WB_TRY(prepare_run(run, &stubs, true));
   if (p.late) {
     req.late_fd = p.late->done_fd();
     req.late_ready = [&run, &p](Observer& o) { apply_late(run, p, o); };
@@ -451,23 +469,8 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   result = exec_bwrap(*launch, req, options);
   log.timing("sandbox exited");
   if (run.stop_network) run.stop_network();
-  double t2 = now_ms();
   stubs.release_all();
-  if (p.late) {
-    // A check still at the known directories when the command ended gives up (it answered
-    // nothing, so nothing depends on it; the next run checks again).
-    const double f0 = now_ms();
-    p.late->finish(true);
-    log.info(
-        fmt::format("the plan's check {} ({:.2f} ms waited)", p.late->found() ? "was done" : "gave up", now_ms() - f0));
-    adopt_late_findings(p);
-  }
-  warn_new_repositories(log, p, run.state.scan, run.home, outcome.observed_writes ? &observer : nullptr);
-  warn_appeared(log, missing);
-  log.info(
-      fmt::format("sandbox ran {:.2f} ms ({} notifications, {:.1f} ms handling them, {} empty receives); "
-                  "cleanup {:.2f} ms",
-                  t2 - t1, observer.handled(), observer.busy_ns() / 1e6, observer.empty_receives(), now_ms() - t2));
+  after_run(run, p, observer, missing, t1);
   if (!result.ok()) return result.error();
   outcome.exit_code = *result;
   outcome.violations = violations.items();
@@ -476,7 +479,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
 }
 
 Result<std::string> describe_sandboxed(LinuxRun run) {
-  Prepared p = WB_TRY(prepare(run, nullptr));
+  Prepared p = WB_TRY(prepare_run(run, nullptr, false));
   std::string out;
   for (const auto& s : p.stub_list) {
     out += fmt::format("# stub ({}) created for the run: {}\n", s.type == LeafType::kDir ? "directory" : "file",

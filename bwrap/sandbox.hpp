@@ -1,6 +1,7 @@
 #pragma once
 // The Linux run: probes, plan, stubs, exec, cleanup. The one place on Linux that acts.
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,8 @@
 #include "core/violations.hpp"
 
 namespace wb::lnx {
+
+struct Standby;  // bwrap/standby.cpp
 
 struct LinuxRun {
   FsPolicy policy;
@@ -42,12 +45,23 @@ struct LinuxRun {
   // Started early by launch_sandbox (the namespaces and bwrap get going while the caller still
   // checks and plans); run_sandboxed starts one itself when this is empty.
   std::unique_ptr<Launch> launch;
+  // Made ahead (make_standby, for serve): used instead of a new sandbox when this run's plan is
+  // the one it was made from and its mounts' files are unchanged; else dropped.
+  std::shared_ptr<Standby> standby;
 };
 
 // Starts the keeper and bwrap for a run (bwrap/exec.hpp, Launch); dropping the result unused
-// ends them. Fails when wavebox-shim is missing.
-Result<std::unique_ptr<Launch>> launch_sandbox(const std::string& bwrap, const int stdio[3],
+// ends them. Fails when wavebox-shim is missing. stdio: the command's (whether its stderr can
+// be relayed); nullptr for a standby (serve: always a pipe of its own).
+Result<std::unique_ptr<Launch>> launch_sandbox(const std::string& bwrap, const int* stdio,
                                                const std::vector<std::string>& env, const Logger& log);
+
+// A sandbox made before its command (bwrap/standby.cpp): namespaces, bwrap, mounts, filter and
+// the observer's listener, for run's policy (its command is not run). Give it to a later
+// LinuxRun::standby. An error when this run cannot have one (stubs, --network off, a plan bwrap
+// must place, no mount API): then runs are made the usual way. Dropping it ends it. The keeper's
+// parent-death signal follows the calling thread: call it on a thread that outlives the standby.
+Result<std::shared_ptr<Standby>> make_standby(LinuxRun run);
 
 struct RunOutcome {
   int exit_code = 0;
@@ -56,6 +70,7 @@ struct RunOutcome {
   bool observed_writes = false;       // the observer ran (write reports are complete)
   bool relayed_stderr = false;        // stderr was relayed (read reports are possible)
   bool timed_out = false;             // sandbox.resources.timeoutSeconds ended it
+  bool prepared_ahead = false;        // it ran in LinuxRun::standby
 };
 
 // Runs the command sandboxed; returns its exit status and what was refused.

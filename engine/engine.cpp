@@ -320,8 +320,9 @@ Result<Prepared> prepare(RunRequest request) {
   // The sandbox will most likely run: its namespaces and bwrap start now, on the other core,
   // while the rest is checked and planned (they wait for bwrap's options). A run that does not
   // happen after all drops them (the keeper is killed, and bwrap with it).
-  if (!req.plan_only && wanted && state.ok() && !bwrap.path.empty()) {
-    if (auto l = lnx::launch_sandbox(bwrap.path, req.stdio, launch_environment(s), log); l.ok()) {
+  if (!req.plan_only && wanted && state.ok() && !bwrap.path.empty() && !req.standby) {
+    if (auto l = lnx::launch_sandbox(bwrap.path, req.prepare_ahead ? nullptr : req.stdio, launch_environment(s), log);
+        l.ok()) {
       in.run.launch = std::move(*l);
     }
   }
@@ -359,7 +360,22 @@ Result<Prepared> prepare(RunRequest request) {
     return out;
   }
   WB_TRY(plan_linux(in, *state, bwrap));
+  in.run.standby = std::move(in.req.standby);
   return out;
+}
+
+Result<std::shared_ptr<lnx::Standby>> make_standby(RunRequest req) {
+  req.argv = {"true"};
+  req.command_line = "true";
+  req.approve = nullptr;
+  req.standby.reset();
+  req.prepare_ahead = true;
+  for (int& fd : req.stdio) fd = -1;
+  Prepared p = WB_TRY(prepare(std::move(req)));
+  if (!p.sandboxed || p.internal->mac) {
+    return make_error(ErrorKind::kUnavailable, "only a sandboxed Linux run is prepared ahead");
+  }
+  return lnx::make_standby(std::move(p.internal->run));
 }
 
 Result<std::string> describe(Prepared& p, bool json) {
@@ -406,6 +422,7 @@ void Run::signal(int sig) {
 }
 
 Result<Outcome> Run::wait() {
+  if (body_) std::exchange(body_, nullptr)();
   if (thread_.joinable()) thread_.join();
   waited_ = true;
   return state_->result;
@@ -468,6 +485,7 @@ Outcome finish(const Internal& in, const lnx::RunOutcome& o) {
   out.violations = filter_ignored(o.violations, in.req.settings.sandbox.ignore_violations, command_line);
   out.more = o.more;
   out.timed_out = o.timed_out;
+  out.prepared_ahead = o.prepared_ahead;
   out.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - in.started).count();
   return out;
 }
@@ -542,7 +560,7 @@ Result<pid_t> spawn_unsandboxed(const Internal& in) {
 
 }  // namespace
 
-Result<std::unique_ptr<Run>> start(Prepared p) {
+Result<std::unique_ptr<Run>> start(Prepared p, bool in_wait) {
   auto st = std::make_unique<Run::State>();
   st->internal = std::move(p.internal);
   st->sandboxed = p.sandboxed;
@@ -557,7 +575,7 @@ Result<std::unique_ptr<Run>> start(Prepared p) {
   std::unique_ptr<Run> run(new Run(std::move(st)));
   Run::State* state = run->state_.get();
   int done = run->done_.get();
-  run->thread_ = std::thread([state, done] {
+  auto body = [state, done] {
     if (state->mac) {
       macos::Exit e = state->mac->process->wait();
       state->mac->proxy.reset();  // its refusals are all in
@@ -586,7 +604,12 @@ Result<std::unique_ptr<Run>> start(Prepared p) {
     }
     uint64_t one = 1;
     (void)!::write(done, &one, sizeof one);
-  });
+  };
+  if (in_wait) {
+    run->body_ = std::move(body);
+  } else {
+    run->thread_ = std::thread(std::move(body));
+  }
   return run;
 }
 

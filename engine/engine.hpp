@@ -21,6 +21,9 @@
 namespace wb::netproxy {
 class Proxy;
 }
+namespace wb::lnx {
+struct Standby;
+}
 #include "core/invocation.hpp"
 #include "core/log.hpp"
 #include "core/policy.hpp"
@@ -66,6 +69,11 @@ struct RunRequest {
   std::optional<sys::Platform> platform;
   macos::Facts macos;
   const Logger* log = &log::process();
+  // A sandbox made ahead for this request's session (make_standby): the run starts in it when
+  // it is what the run would make now (the same plan, the same files under its mounts); else it
+  // is dropped and the run made as usual.
+  std::shared_ptr<lnx::Standby> standby;
+  bool prepare_ahead = false;  // make_standby's own request (no command of its own runs)
 };
 
 struct Availability {
@@ -90,6 +98,7 @@ struct Outcome {
   size_t more = 0;                    // refusals beyond the cap
   bool timed_out = false;             // sandbox.resources.timeoutSeconds ended it
   double elapsed_ms = 0;              // from prepare() to the end
+  bool prepared_ahead = false;        // it ran in RunRequest::standby
 };
 
 struct Internal;  // the platform's part (engine.cpp)
@@ -131,19 +140,30 @@ class Run {
   struct State;
 
  private:
-  friend Result<std::unique_ptr<Run>> start(Prepared p);
+  friend Result<std::unique_ptr<Run>> start(Prepared p, bool in_wait);
   explicit Run(std::unique_ptr<State> state);
   std::unique_ptr<State> state_;
   sys::Fd done_;
   std::thread thread_;
+  std::function<void()> body_;  // start(p, true): what wait() runs on its caller's thread
   bool waited_ = false;
 };
 
-// Starts the prepared run: the command runs when this returns without error.
-Result<std::unique_ptr<Run>> start(Prepared p);
+// Starts the prepared run: the command runs when this returns without error. in_wait: its
+// supervision runs in wait(), on the caller's thread, instead of a thread of its own (one
+// hand-over less; serve's workers wait at once). signal() and cancel() work from any thread
+// either way.
+Result<std::unique_ptr<Run>> start(Prepared p, bool in_wait = false);
 // A sandboxed run on the calling thread, to its end: what a one-command process needs (no
 // thread to make). signal_fd: a signalfd whose signals are forwarded to the command, or -1.
 Result<Outcome> run_here(Prepared p, int signal_fd);
+
+// A sandbox made before its command (serve keeps one per session, Linux only): for req's
+// workspace, settings and environment, with everything but the command; hand it to the next
+// RunRequest::standby of that session. An error when such a run cannot have one (unsandboxed,
+// macOS, stubs needed, --network off). Call it on a thread that outlives the standby (the
+// keeper's parent-death signal follows the thread).
+Result<std::shared_ptr<lnx::Standby>> make_standby(RunRequest req);
 
 // One proxy loop for many runs (serve): give it to each RunRequest::shared_proxy. Stopped when
 // the last holder lets go (after every run using it).

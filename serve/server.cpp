@@ -27,6 +27,7 @@
 #include "engine/audit.hpp"
 #include "engine/engine.hpp"
 #include "serve/session.hpp"
+#include "serve/standby.hpp"
 
 namespace wb::serve {
 namespace {
@@ -251,7 +252,56 @@ class Server {
   std::condition_variable workers_done_;
   std::atomic<unsigned> next_{1};
   std::atomic<bool> shutting_down_{false};
+  // A sandbox prepared ahead per session (WAVEBOX_STANDBY=0: none).
+  void prepare_next(const std::string& session, bool wait = false);
+  // Every session's runs protect every session's settings files: one opened or closed changes
+  // the others' plans, so their standbys are made again.
+  void refresh_others(const std::string& except);
+  std::atomic<bool> prepare_ahead_{true};  // initialize's capabilities.prepareAhead
+  // What making a standby says repeats what its command's own planning says: shown with -v only.
+  Logger standby_log_{cfg_.log->verbose(), [this](std::string_view line) {
+                        if (!cfg_.log->verbose()) return;
+                        if (line.rfind("wavebox: ", 0) == 0) line.remove_prefix(9);
+                        if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+                        cfg_.log->info("(ahead) " + std::string(line));
+                      }};
+  Standbys standbys_{!(std::getenv("WAVEBOX_STANDBY") && std::string(std::getenv("WAVEBOX_STANDBY")) == "0")};
 };
+
+void Server::refresh_others(const std::string& except) {
+  std::vector<std::string> ids;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [id, s] : sessions_) {
+      if (id != except) ids.push_back(id);
+    }
+  }
+  for (const auto& id : ids) {
+    standbys_.drop(id);
+    prepare_next(id);
+  }
+}
+
+// The session's next command gets a sandbox made ahead, for the session's policy as it is now.
+void Server::prepare_next(const std::string& session, bool wait) {
+  if (!standbys_.enabled() || !prepare_ahead_ || shutting_down_) return;
+  std::shared_ptr<Session> s;
+  std::shared_ptr<const SessionPolicy> policy;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = sessions_.find(session);
+    if (it == sessions_.end()) return;
+    s = it->second;
+    policy = s->policy;
+  }
+  try {
+    engine::RunRequest req =
+        exec_request(json{{"sessionId", session}, {"command", json::array({"true"})}}, *policy, s->cwd);
+    req.log = &standby_log_;
+    standbys_.refill(session, policy.get(), std::move(req), wait);
+  } catch (const RpcError&) {
+  }
+}
 
 void Server::respond(const json& id, json result) {
   if (id.is_null()) return;  // a notification: no answer
@@ -274,6 +324,10 @@ json Server::initialize(const json& p) {
   if (const json* caps = member(p, "capabilities")) {
     if (!caps->is_object()) throw RpcError{kInvalidParams, "\"capabilities\" must be an object"};
     approval_ = opt_bool(*caps, "networkApproval");
+    if (const json* pa = member(*caps, "prepareAhead")) {
+      if (!pa->is_boolean()) throw RpcError{kInvalidParams, "\"prepareAhead\" must be true or false"};
+      prepare_ahead_ = pa->get<bool>();
+    }
     if (const json* t = member(*caps, "networkApprovalTimeoutMs")) {
       if (!t->is_number() || t->get<double>() < 1 || t->get<double>() > 600000) {
         throw RpcError{kInvalidParams, "\"networkApprovalTimeoutMs\" must be between 1 and 600000"};
@@ -282,7 +336,11 @@ json Server::initialize(const json& p) {
     }
   }
   return {{"serverInfo", {{"name", "wavebox"}, {"version", "0.1.0"}}},
-          {"capabilities", {{"sessions", true}, {"streamOutput", true}, {"networkApproval", true}}}};
+          {"capabilities",
+           {{"sessions", true},
+            {"streamOutput", true},
+            {"networkApproval", true},
+            {"prepareAhead", standbys_.enabled() && prepare_ahead_}}}};
 }
 
 // A host on neither of the session's network lists: asked of the client (a request of the
@@ -398,9 +456,13 @@ json Server::session_open(const json& p) {
   s->policy = std::make_shared<const SessionPolicy>(std::move(*policy));
   for (const auto& w : s->policy->settings.warnings) cfg_.log->warn(w);
   s->id = opt_string(p, "sessionId").value_or(fmt::format("s-{}", next_++));
-  std::lock_guard<std::mutex> lock(mu_);
-  if (sessions_.count(s->id)) throw RpcError{kInvalidParams, fmt::format("session \"{}\" is open already", s->id)};
-  sessions_[s->id] = s;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (sessions_.count(s->id)) throw RpcError{kInvalidParams, fmt::format("session \"{}\" is open already", s->id)};
+    sessions_[s->id] = s;
+  }
+  prepare_next(s->id, true);
+  refresh_others(s->id);
   return {{"sessionId", s->id}, {"policyId", s->policy->policy_id}};
 }
 
@@ -416,17 +478,24 @@ json Server::session_update(const json& p) {
   }
   auto policy = load_session_policy(s->cwd, paths, inl ? &*inl : nullptr, cfg_.home);
   if (!policy.ok()) throw RpcError{kInvalidParams, policy.error().message};
-  std::lock_guard<std::mutex> lock(mu_);
-  s->paths = paths;
-  s->inline_settings = inl;
-  s->policy = std::make_shared<const SessionPolicy>(std::move(*policy));
-  return {{"policyId", s->policy->policy_id}};
+  std::string id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    s->paths = paths;
+    s->inline_settings = inl;
+    s->policy = std::make_shared<const SessionPolicy>(std::move(*policy));
+    id = s->policy->policy_id;
+  }
+  standbys_.drop(s->id);
+  prepare_next(s->id);
+  return {{"policyId", id}};
 }
 
 json Server::session_close(const json& p) {
   auto s = session(p);
   forget_questions(s->id);
-  std::lock_guard<std::mutex> lock(mu_);
+  standbys_.drop(s->id);
+  std::unique_lock<std::mutex> lock(mu_);
   sessions_.erase(s->id);
   for (auto& [id, proc] : procs_) {
     if (proc->session != s->id) continue;
@@ -434,6 +503,8 @@ json Server::session_close(const json& p) {
     proc->terminate = true;
     if (proc->run) proc->run->cancel();
   }
+  lock.unlock();
+  refresh_others(s->id);
   return json::object();
 }
 
@@ -678,6 +749,7 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
     req.stdio[0] = input || interactive ? in_rd.get() : null.get();
     req.stdio[1] = out_wr.get();
     req.stdio[2] = err_wr.get();
+    req.standby = standbys_.take(proc->session, policy.get());
     auto prepared = engine::prepare(std::move(req));
     if (!prepared.ok()) {
       const Error& e = prepared.error();
@@ -713,7 +785,7 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
     bool out_cut = false, err_cut = false;
     std::thread po = pump(out_rd.get(), proc->id, "stdout", streamed, out_, out_text, out_cut, held);
     std::thread pe = pump(err_rd.get(), proc->id, "stderr", streamed, out_, err_text, err_cut, held);
-    auto run = engine::start(std::move(*prepared));
+    auto run = engine::start(std::move(*prepared), true);
     {
       std::lock_guard<std::mutex> pl(proc->mu);
       if (run.ok()) {
@@ -769,6 +841,7 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
                {{"prepareMs", prepare_ms},
                 {"totalMs", ms_since(t0)},
                 {"serverPid", static_cast<long>(::getpid())},
+                {"preparedAhead", outcome->prepared_ahead},
                 {"proxyThread", proxy_ ? engine::proxy_thread_id(*proxy_) : 0L}}}};
     if (outcome->exit_code > 128 && outcome->exit_code < 128 + 65) r["signal"] = outcome->exit_code - 128;
     if (!streamed) {
@@ -780,6 +853,8 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
     audit.more = outcome->more;
     write_audit(outcome->exit_code, "");
     respond(id, std::move(r));
+    // The session's next sandbox, made while the client reads the answer.
+    if (sandboxed) prepare_next(proc->session);
   } catch (const RpcError& e) {
     respond_error(id, e.code, e.message);
   } catch (const std::exception& e) {
@@ -888,6 +963,7 @@ int Server::run() {
     if (shutting_down_ || out_.broken()) break;
   }
   end_all();
+  standbys_.stop();
   {
     std::lock_guard<std::mutex> lock(questions_mu_);
     asker_stop_ = true;

@@ -231,16 +231,18 @@ static void let_go_of_output(void) {
   }
 }
 
-/* Waits for wavebox's word to start: 'M', a byte saying which of the command's standard
- * descriptors come with it (bit i: descriptor i), and those descriptors, which replace ours
- * (bwrap's /dev/null and its message pipe); one not sent is closed, as it was for wavebox.
- * Anything else, or the end of the socket, and nothing is placed and nothing runs. The receiving
- * half is core/sys/fdpass.cpp's recv_fds again, in C (this static program links no C++ library),
- * with the checks this one message needs. */
-static int receive_stdio(int sock) {
+/* Waits for one of wavebox's words: WANT ('M' to start, 'G' for a standby's command), a byte
+ * saying which of the command's standard descriptors come with it (bit i: descriptor i; and
+ * WB_START_STANDBY), with 'G' first the go spec's descriptor (*spec), then those descriptors,
+ * which replace ours (bwrap's /dev/null and its message pipe); one not sent is closed, as it was
+ * for wavebox. A standby's 'M' carries none and changes none: they come with 'G'. Anything else,
+ * or the end of the socket, and nothing is placed and nothing runs. The receiving half is
+ * core/sys/fdpass.cpp's recv_fds again, in C (this static program links no C++ library), with
+ * the checks these messages need. */
+static int receive_word(int sock, char want, int* standby, int* spec) {
   char word[2];
   union {
-    char buf[CMSG_SPACE(sizeof(int) * 3)];
+    char buf[CMSG_SPACE(sizeof(int) * 4)];
     struct cmsghdr align;
   } ctl;
   struct iovec iov = {word, sizeof word};
@@ -254,21 +256,27 @@ static int receive_stdio(int sock) {
   do {
     n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL);
   } while (n < 0 && errno == EINTR);
-  int fds[3] = {-1, -1, -1};
+  int fds[4] = {-1, -1, -1, -1};
   int got = 0;
   struct cmsghdr* c = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL;
   if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
     got = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-    if (got > 3) got = 3;
+    if (got > 4) got = 4;
     memcpy(fds, CMSG_DATA(c), sizeof(int) * (size_t)got);
   }
-  int want = 0;
-  for (int i = 0; i < 3; ++i) want += (word[1] >> i) & 1;
-  if (n != (ssize_t)sizeof word || word[0] != WB_WORD_START || (msg.msg_flags & MSG_CTRUNC) || got != want) {
+  const int is_go = want == WB_WORD_GO;
+  int want_fds = is_go;
+  for (int i = 0; i < 3; ++i) want_fds += (word[1] >> i) & 1;
+  const int standby_start = !is_go && (word[1] & WB_START_STANDBY);
+  if (n != (ssize_t)sizeof word || word[0] != want || (msg.msg_flags & MSG_CTRUNC) || got != want_fds ||
+      (word[1] & ~(0x07 | WB_START_STANDBY)) || (is_go && (word[1] & WB_START_STANDBY)) ||
+      (standby_start && want_fds != 0)) {
     for (int i = 0; i < got; ++i) close(fds[i]);
     return -1;
   }
-  int next = 0;
+  if (standby) *standby = standby_start;
+  if (standby_start) return 0;
+  int next = is_go;
   for (int i = 0; i < 3; ++i) {
     if (!((word[1] >> i) & 1)) {
       close(i);
@@ -276,7 +284,8 @@ static int receive_stdio(int sock) {
       return -1;
     }
   }
-  for (int i = 0; i < got; ++i) close(fds[i]);
+  for (int i = is_go; i < got; ++i) close(fds[i]);
+  if (is_go) *spec = fds[0];
   return 0;
 }
 
@@ -880,6 +889,41 @@ static char** read_spec(char** argv) {
   return av;
 }
 
+/* A standby's command (the go spec, bwrap/shim/wire.h): the same argv layout as read_spec's,
+ * with where to run it and its environment. */
+static char** read_go_spec(char** args, int fd, const char** cwd, char*** envp) {
+  size_t len = 0;
+  char* buf = read_all(fd, &len);
+  close(fd);
+  int nenv = 0;
+  if (!buf || wb_go_spec(buf, len, &nenv) != 0) return NULL;
+  char* f[4];
+  char* p = buf;
+  for (int i = 0; i < 4; ++i) {
+    f[i] = p;
+    p += strlen(p) + 1;
+  }
+  char** env = calloc((size_t)nenv + 1, sizeof *env);
+  char** av = calloc(len + 7, sizeof *av);
+  if (!env || !av) return NULL;
+  for (int i = 0; i < nenv; ++i) {
+    env[i] = p;
+    p += strlen(p) + 1;
+  }
+  av[0] = args[0];
+  av[1] = args[1];
+  av[2] = args[2];
+  av[3] = f[0];
+  av[4] = args[4];
+  av[5] = f[1];
+  size_t n = 6;
+  for (; p < buf + len; p += strlen(p) + 1) av[n++] = p;
+  av[n] = NULL;
+  *cwd = f[2];
+  *envp = env;
+  return av;
+}
+
 static int observed_init(char** args) {
   /* From here on, bwrap's death (which follows wavebox's) kills us, and with pid 1 the sandbox. */
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return die("parent-death signal");
@@ -891,7 +935,8 @@ static int observed_init(char** args) {
   /* bwrap may have run us before the sandbox was planned: the mount list (and the filter) are
    * ready when wavebox sends 'M'. Anything else, or its end of the socket closing (wavebox gave
    * up, or died), and nothing is placed and nothing runs. */
-  if (receive_stdio(sock_fd) != 0) return 125;
+  int standby = 0, spec_fd = -1;
+  if (receive_word(sock_fd, WB_WORD_START, &standby, NULL) != 0) return 125;
   int placed = 0;
   /* Every mount's source is held open until the tree is made read-only: a workspace with many
    * protected folders (node_modules) needs more than the usual 1024 descriptors. The caller's
@@ -932,6 +977,21 @@ static int observed_init(char** args) {
    * program refuses pidfd_getfd too). */
   if (fcntl(sock_fd, F_SETFD, FD_CLOEXEC) != 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
     return die("keeping the socket to wavebox");
+  }
+  if (standby) {
+    /* Made ahead (serve): the command, its directory and environment come now, or never. */
+    if (receive_word(sock_fd, WB_WORD_GO, NULL, &spec_fd) != 0) return 125;
+    const char* cwd = NULL;
+    char** envp = NULL;
+    argv = read_go_spec(argv, spec_fd, &cwd, &envp);
+    if (!argv) return errno = EINVAL, die("reading the command");
+    /* "": where bwrap put us, the standby's own directory (chdir is a reported call: not made
+     * for nothing). */
+    if (*cwd && chdir(cwd) != 0) {
+      fprintf(stderr, "wavebox: cannot enter \"%s\" in the sandbox: %s\n", cwd, strerror(errno));
+      return 125;
+    }
+    environ = envp;
   }
 
   struct wb_limits lim;

@@ -11,8 +11,14 @@
  *                 (bit i: descriptor i), the descriptors; shim -> wavebox: WB_WORD_LISTENERS
  *                 with the seccomp listener (wavebox answers WB_WORD_ACK), then WB_WORD_END and
  *                 the command's status when the sandbox is empty
+ *                 A sandbox made ahead of its command (serve's standby): WB_WORD_START carries
+ *                 WB_START_STANDBY and no descriptors; the shim places the mounts, loads the
+ *                 filter, hands the listener over, then waits for WB_WORD_GO, a byte as for
+ *                 WB_WORD_START, the go spec's descriptor and the standard descriptors
  *   the spec      fd 6: LIMITS, EXE ("-": search PATH), COMMAND, ARG... as NUL-terminated fields;
  *                 LIMITS is "CPU_SECONDS:PROCESSES:MEMORY_MB" (0: none)
+ *   the go spec   LIMITS, EXE, CWD ("": the standby's own), N (decimal), N environment entries,
+ *                 COMMAND, ARG...
  *   the mounts    fd 8: records of three NUL-terminated fields {kind, argument, path}, WB_MOUNT_* */
 #ifndef WAVEBOX_SHIM_WIRE_H
 #define WAVEBOX_SHIM_WIRE_H
@@ -71,7 +77,9 @@ static inline const char* wb_step_name(int step) {
 #define WB_WORD_LISTENERS 'L'
 #define WB_WORD_START 'M'
 #define WB_WORD_END 'E'
-#define WB_WORD_ACK 'A' /* wavebox -> shim: the seccomp listener arrived */
+#define WB_WORD_ACK 'A'       /* wavebox -> shim: the seccomp listener arrived */
+#define WB_WORD_GO 'G'        /* wavebox -> a standby's shim: the command, now */
+#define WB_START_STANDBY 0x08 /* in WB_WORD_START's byte: the command comes with WB_WORD_GO */
 
 /* Mount record kinds (bwrap/plan.cpp, render_shim_mounts, writes them). */
 #define WB_MOUNT_ROOT "root"             /* argument "ro" | "rw": the host's tree at / */
@@ -113,6 +121,23 @@ static inline int wb_spec_fields(const char* buf, size_t len) {
   int n = 0;
   for (size_t i = 0; i < len; ++i) n += buf[i] == '\0';
   return n >= 3 ? n : -1;
+}
+
+/* A whole go spec: 0 with *nenv (the environment's entries) when it is one, -1 otherwise
+ * (LIMITS, EXE, CWD, N, N entries and at least a COMMAND, all terminated). */
+static inline int wb_go_spec(const char* buf, size_t len, int* nenv) {
+  if (len == 0 || buf[len - 1] != '\0') return -1;
+  int n = 0;
+  for (size_t i = 0; i < len; ++i) n += buf[i] == '\0';
+  if (n < 5) return -1;
+  const char* p = buf;
+  for (int i = 0; i < 3; ++i) p += strlen(p) + 1; /* LIMITS, EXE, CWD */
+  if (*p == '\0' || strlen(p) > 9 || strspn(p, "0123456789") != strlen(p)) return -1;
+  int e = 0;
+  for (const char* d = p; *d; ++d) e = e * 10 + (*d - '0');
+  if (e > n - 5) return -1;
+  *nenv = e;
+  return 0;
 }
 
 struct wb_limits {

@@ -12,19 +12,9 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from wbclient import Server, out  # noqa: E402
+from wbclient import Server, check, checks, children_of, out  # noqa: E402
 
 WAVEBOX = os.environ["WAVEBOX"]
-checks = [0, 0]
-
-
-def check(what, ok):
-    checks[0] += 1
-    if ok:
-        print("ok:", what)
-    else:
-        checks[1] += 1
-        print("FAIL:", what)
 
 
 class Collector:
@@ -59,16 +49,6 @@ class Collector:
                 pass
             self.got.append(data.decode(errors="replace"))
             c.close()
-
-
-def children_of(pid):
-    kids = []
-    for t in os.listdir(f"/proc/{pid}/task"):
-        try:
-            kids += open(f"/proc/{pid}/task/{t}/children").read().split()
-        except OSError:
-            pass
-    return kids
 
 
 def main():
@@ -142,10 +122,21 @@ def main():
         check("ten commands and both sessions: one proxy, never restarted (the same loop thread of the server)",
               len(threads) == 1 and tid > 0 and os.path.exists(f"/proc/{srv.p.pid}/task/{tid}"))
 
-        # 50 concurrent commands over 5 sessions; nothing leaks.
+        # 50 concurrent commands over 5 sessions; nothing leaks. Each open session keeps at most
+        # one sandbox prepared ahead (its keeper is the server's child); counted with the five
+        # sessions closed again, everything is back where it was.
+        def settled(want_fds, want_kids, limit=5.0):
+            end = time.time() + limit
+            while True:
+                fds, kids = len(os.listdir(f"/proc/{srv.p.pid}/fd")), len(children_of(srv.p.pid))
+                if (fds <= want_fds and kids <= want_kids) or time.time() > end:
+                    return fds, kids
+                time.sleep(0.05)
+        time.sleep(0.5)
+        fds_before, kids_before = len(os.listdir(f"/proc/{srv.p.pid}/fd")), len(children_of(srv.p.pid))
+        check(f"idle: at most one prepared sandbox per open session ({kids_before} for 3)", kids_before <= 3)
         for n in "DEFGH":
             srv.result("session/open", {"sessionId": n, "cwd": ws[n], "settings": settings(n)})
-        fds_before = len(os.listdir(f"/proc/{srv.p.pid}/fd"))
         sent = {}
         for i in range(50):
             n = "DEFGH"[i % 5]
@@ -156,10 +147,15 @@ def main():
             if r.get("exitCode") == i % 7 and out(r).split() == [f"{n}{i}", ws[n]]:
                 good += 1
         check(f"50 concurrent commands: outputs and exit codes right ({good}/50)", good == 50)
-        time.sleep(0.5)
-        fds_after = len(os.listdir(f"/proc/{srv.p.pid}/fd"))
+        fds_open, kids_open = settled(10**6, 8, 3.0)
+        check(f"after them: at most one prepared sandbox per open session ({kids_open} for 8)", kids_open <= 8)
+        for n in "DEFGH":
+            srv.result("session/close", {"sessionId": n})
+        fds_after, kids_after = settled(fds_before, kids_before)
         check(f"no descriptor leaked ({fds_before} -> {fds_after})", fds_after <= fds_before)
-        check("no process left", children_of(srv.p.pid) == [])
+        check(f"no process left ({kids_before} -> {kids_after})", kids_after <= kids_before)
+        for n in "DEFGH":
+            srv.result("session/open", {"sessionId": n, "cwd": ws[n], "settings": settings(n)})
 
         # Streamed output and stdin written as it runs.
         i_cat = srv.send("command/exec", {"sessionId": "B", "processId": "cat1", "command": ["cat"], "streamOutput": True})

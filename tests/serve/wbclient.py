@@ -112,3 +112,27 @@ class Server:
 
 def out(result, stream="stdout"):
     return base64.b64decode(result.get(stream, "")).decode(errors="replace")
+
+
+checks = [0, 0]  # made, failed: what check() counted, for a test's summary
+
+
+def check(what, ok):
+    """One assertion of an end-to-end test: printed, counted, never raised."""
+    checks[0] += 1
+    if ok:
+        print("ok:", what)
+    else:
+        checks[1] += 1
+        print("FAIL:", what)
+
+
+def children_of(pid):
+    """The processes whose parent is pid (any of its threads)."""
+    kids = []
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            kids += open(f"/proc/{pid}/task/{t}/children").read().split()
+        except OSError:
+            pass
+    return kids

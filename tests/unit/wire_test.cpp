@@ -106,12 +106,56 @@ TEST_CASE("wire: the command spec and its limits") {
   CHECK(wb_spec_fields("0:0:0\0-\0", 8) == -1);  // no command
 }
 
+TEST_CASE("wire: a standby's go spec: limits, exe, directory, environment, command") {
+  const std::vector<std::string> argv = {"sh", "-c", "echo 'a b'", "", "x\ny"};
+  for (const auto& env : {std::vector<std::string>{}, std::vector<std::string>{"A=1", "B=", "PATH=/bin:/usr/bin"}}) {
+    for (std::string cwd : {"", "/w/sub dir"}) {
+      const std::string spec = encode_go_spec(encode_limits(1, 2, 3), "/bin/sh", cwd, env, argv);
+      int nenv = -1;
+      REQUIRE(wb_go_spec(spec.data(), spec.size(), &nenv) == 0);
+      CHECK(nenv == static_cast<int>(env.size()));
+      const char* p = spec.data();
+      const char* end = spec.data() + spec.size();
+      std::vector<std::string> f;
+      while (const char* x = wb_next_field(&p, end)) f.emplace_back(x);
+      REQUIRE(f.size() == 4 + env.size() + argv.size());
+      CHECK(f[0] == "1:2:3");
+      CHECK(f[1] == "/bin/sh");
+      CHECK(f[2] == cwd);
+      CHECK(f[3] == std::to_string(env.size()));
+      CHECK(std::vector<std::string>(f.begin() + 4, f.begin() + 4 + static_cast<long>(env.size())) == env);
+      CHECK(std::vector<std::string>(f.begin() + 4 + static_cast<long>(env.size()), f.end()) == argv);
+    }
+  }
+  int n = 0;
+  CHECK(wb_go_spec("0:0:0\0-\0\0"
+                   "0\0",
+                   11, &n) == -1);  // no command
+  CHECK(wb_go_spec("0:0:0\0-\0\0"
+                   "2\0A=1\0ls\0",
+                   18, &n) == -1);  // fewer entries than it says
+  CHECK(wb_go_spec("0:0:0\0-\0\0"
+                   "x\0ls\0",
+                   14, &n) == -1);  // not a number
+  CHECK(wb_go_spec("0:0:0\0-\0\0"
+                   "\0ls\0",
+                   13, &n) == -1);  // no number
+  CHECK(wb_go_spec("0:0:0\0-\0\0"
+                   "0\0ls",
+                   13, &n) == -1);  // not terminated
+  CHECK(wb_go_spec("0:0:0\0-\0\0"
+                   "0\0ls\0",
+                   14, &n) == 0);
+  CHECK(n == 0);
+}
+
 TEST_CASE("wire: the keeper's steps each have a name") {
   std::set<std::string> names;
   for (int step = WB_STEP_UNSHARE; step <= WB_STEP_FORK_BWRAP; ++step) names.insert(wb_step_name(step));
   CHECK(names.size() == 7);
   CHECK(names.count(wb_step_name(0)) == 0);
   CHECK(sizeof(wb_keeper_error) == 2 * sizeof(int));
-  const std::set<char> words = {WB_WORD_LISTENERS, WB_WORD_START, WB_WORD_END, WB_WORD_ACK};
-  CHECK(words.size() == 4);
+  const std::set<char> words = {WB_WORD_LISTENERS, WB_WORD_START, WB_WORD_END, WB_WORD_ACK, WB_WORD_GO};
+  CHECK(words.size() == 5);
+  CHECK((WB_START_STANDBY & 0x07) == 0);  // apart from the bits that say which descriptors follow
 }

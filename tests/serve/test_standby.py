@@ -1,0 +1,158 @@
+"""End-to-end: the sandbox serve prepares ahead for a session's next command. It must be used
+when nothing changed, and never when it would be weaker than a fresh sandbox: each attack below
+changes the host (or lets a command change it) between the standby and the command, then checks
+the host afterwards."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from wbclient import Server, check, checks, children_of, out  # noqa: E402
+
+WAVEBOX = os.environ["WAVEBOX"]
+
+
+def ahead(r):
+    return bool(r.get("timings", {}).get("preparedAhead"))
+
+
+def read(path):
+    try:
+        return open(path).read()
+    except OSError:
+        return None
+
+
+def main():
+    base = tempfile.mkdtemp(prefix="wavebox-standby-")
+    home = os.path.join(base, "home")
+    os.makedirs(home)
+    env = dict(os.environ, HOME=home)
+    env.pop("WAVEBOX_STANDBY", None)
+    ws = os.path.join(base, "ws")
+    os.makedirs(os.path.join(ws, "secrets"))
+    open(os.path.join(ws, "secrets", "key"), "w").write("old-key\n")
+    open(os.path.join(ws, "token.txt"), "w").write("old-token\n")
+    open(os.path.join(ws, "keep.txt"), "w").write("keep\n")
+    subprocess.run(["git", "init", "-q", ws], check=True)
+    settings = {"sandbox": {"enabled": True, "filesystem": {"denyRead": [os.path.join(ws, "secrets"),
+                                                                          os.path.join(ws, "token.txt")]}}}
+    srv = Server(WAVEBOX, env=env, cwd=base)
+
+    def run(argv, **extra):
+        time.sleep(0.3)  # the standby is made after the previous command's answer
+        return srv.result("command/exec", dict({"sessionId": "S", "command": argv}, **extra))
+
+    try:
+        init = srv.result("initialize")
+        check("initialize says sandboxes are prepared ahead", init["capabilities"].get("prepareAhead") is True)
+        srv.result("session/open", {"sessionId": "S", "cwd": ws, "settings": settings})
+        check("a session's open leaves one prepared sandbox (its keeper)", len(children_of(srv.p.pid)) == 1)
+
+        # Used when nothing changed: output, status, environment, files, refusals as always.
+        r = run(["sh", "-c", "echo out; echo err >&2; echo \"$FOO\"; pwd; echo made > made.txt; "
+                 "echo x > ../outside.txt; exit 5"], env={"FOO": "bar"})
+        check("the first command runs in the prepared sandbox", ahead(r))
+        check("its exit status", r["exitCode"] == 5)
+        check("its output, environment and directory", out(r).split() == ["out", "bar", ws])
+        check("its stderr", out(r, "stderr").startswith("err"))
+        check("its write in the workspace reached the host", read(os.path.join(ws, "made.txt")) == "made\n")
+        check("its write outside was refused and reported",
+              not os.path.exists(os.path.join(base, "outside.txt")) and
+              any("outside.txt" in v for v in r["violations"]))
+        r = run(["sh", "-c", "cat secrets/key token.txt"])
+        check("the next one too, and the masks hold", ahead(r) and "old-" not in out(r) and r["exitCode"] != 0)
+        os.makedirs(os.path.join(ws, "sub"))
+        r = run(["sh", "-c", "pwd; cat ../secrets/key"], cwd=os.path.join(ws, "sub"))
+        check("a command in a directory of its own: there, and still confined",
+              out(r).split() == [os.path.join(ws, "sub")] and r["exitCode"] != 0)
+
+        # A repository made on the host after the standby: the next command must guard it.
+        time.sleep(0.3)
+        subprocess.run(["git", "init", "-q", os.path.join(ws, "late")], check=True)
+        cfg_before = read(os.path.join(ws, "late", ".git", "config"))
+        r = srv.result("command/exec", {"sessionId": "S", "command": ["sh", "-c",
+                       "echo evil > late/.git/hooks/pre-commit; echo '[core] fsmonitor = evil' >> late/.git/config"]})
+        check("a repository made after the standby: not the prepared sandbox", not ahead(r))
+        check("a repository made after the standby: its hooks and config stay as they were",
+              not os.path.exists(os.path.join(ws, "late", ".git", "hooks", "pre-commit")) and
+              read(os.path.join(ws, "late", ".git", "config")) == cfg_before)
+
+        # A masked directory renamed away and made again on the host: the standby's mask lies on
+        # the old one; the new one must be masked too.
+        time.sleep(0.3)
+        os.rename(os.path.join(ws, "secrets"), os.path.join(ws, "secrets.old"))
+        os.makedirs(os.path.join(ws, "secrets"))
+        open(os.path.join(ws, "secrets", "key"), "w").write("new-key\n")
+        r = srv.result("command/exec", {"sessionId": "S", "command": ["cat", "secrets/key"]})
+        check("a masked directory made again: not the prepared sandbox", not ahead(r))
+        check("a masked directory made again: its new contents stay unreadable", "new-key" not in out(r))
+
+        # A masked file replaced on the host (rename over it).
+        time.sleep(0.3)
+        tmp = os.path.join(ws, "token.new")
+        open(tmp, "w").write("new-token\n")
+        os.rename(tmp, os.path.join(ws, "token.txt"))
+        r = srv.result("command/exec", {"sessionId": "S", "command": ["cat", "token.txt"]})
+        check("a masked file replaced: not the prepared sandbox", not ahead(r))
+        check("a masked file replaced: the new one stays unreadable", "new-token" not in out(r))
+
+        # A command leaves a repository and hides it from the scan cache (directory mtimes
+        # rewound); the next command, in the next standby, must guard it.
+        r = run(["sh", "-c", "git init -q hid && touch -d '2001-01-01' hid . && echo ok"])
+        check("a command made a repository", out(r).strip() == "ok" and os.path.isdir(os.path.join(ws, "hid", ".git")))
+        r = run(["sh", "-c", "echo evil > hid/.git/hooks/post-checkout; echo '[core] hooksPath = /tmp' >> hid/.git/config"])
+        check("the next command cannot plant in it",
+              not os.path.exists(os.path.join(ws, "hid", ".git", "hooks", "post-checkout")) and
+              "hooksPath" not in (read(os.path.join(ws, "hid", ".git", "config")) or ""))
+        r = run(["true"])
+        check("with nothing changed since, the prepared sandbox again", ahead(r))
+
+        # The session's settings change: its next command has the new policy.
+        srv.result("session/update", {"sessionId": "S", "settings": {"sandbox": {"enabled": True, "filesystem": {
+            "denyWrite": [os.path.join(ws, "keep.txt")]}}}})
+        r = run(["sh", "-c", "echo changed > keep.txt"])
+        check("after session/update: the new denyWrite holds", read(os.path.join(ws, "keep.txt")) == "keep\n")
+
+        # Another session opened with a settings file in this workspace: this session's next
+        # command must not write it (its standby was made before).
+        other = os.path.join(ws, "other-settings.json")
+        open(other, "w").write(json.dumps({"sandbox": {"enabled": True}}))
+        time.sleep(0.3)
+        srv.result("session/open", {"sessionId": "O", "cwd": base, "settingsPaths": [other]})
+        r = srv.result("command/exec", {"sessionId": "S", "command": ["sh", "-c", "echo '{}' > other-settings.json"]})
+        check("another session's settings file, opened after the standby: not writable",
+              json.loads(read(other)) == {"sandbox": {"enabled": True}})
+        srv.result("session/close", {"sessionId": "O"})
+        srv.result("session/close", {"sessionId": "S"})
+        end = time.time() + 5
+        while children_of(srv.p.pid) and time.time() < end:
+            time.sleep(0.05)
+        check("closed sessions leave no process", children_of(srv.p.pid) == [])
+    finally:
+        srv.close(20)
+
+    # Turned off: by the client, and by the environment.
+    for how, kwargs, caps in (("prepareAhead false", {}, {"prepareAhead": False}),
+                              ("WAVEBOX_STANDBY=0", {"env": dict(env, WAVEBOX_STANDBY="0")}, {})):
+        s2 = Server(WAVEBOX, cwd=base, **({"env": env} | kwargs))
+        try:
+            init = s2.result("initialize", {"capabilities": caps})
+            s2.result("session/open", {"sessionId": "T", "cwd": ws, "settings": {"sandbox": {"enabled": True}}})
+            time.sleep(0.3)
+            r = s2.result("command/exec", {"sessionId": "T", "command": ["true"]})
+            check(f"{how}: nothing prepared ahead", not ahead(r) and r["exitCode"] == 0 and
+                  not init["capabilities"]["prepareAhead"] and children_of(s2.p.pid) == [])
+        finally:
+            s2.close(20)
+    shutil.rmtree(base, ignore_errors=True)
+    print(f"{checks[0] - checks[1]} passed, {checks[1]} failed")
+    return 1 if checks[1] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
