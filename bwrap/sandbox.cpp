@@ -28,6 +28,7 @@
 #include "core/log.hpp"
 #include "core/paths.hpp"
 #include "core/protect.hpp"
+#include "core/sys/fs.hpp"
 #include "core/sys/guards.hpp"
 #include "core/sys/scan.hpp"
 #include "core/sys/stubs.hpp"
@@ -83,6 +84,15 @@ Result<Prepared> prepare_run(LinuxRun& run, sys::StubRegistry* stubs, bool late,
     }
     p.plan = WB_TRY(plan_mounts(run.policy, p.facts));
     if (p.plan.stubs.empty()) {
+      // The command would start in a directory it may not read: said now, clearly, not as the
+      // shim's failure to enter it.
+      const std::string real_cwd = sys::real_path_or_empty(run.cwd);
+      if (read_masked(p.plan, real_cwd.empty() ? run.cwd : real_cwd)) {
+        return make_error(ErrorKind::kSandboxFailed,
+                          fmt::format("the working directory \"{}\" is unreadable in the sandbox (denyRead); run "
+                                      "the command from another directory",
+                                      log::quote(run.cwd)));
+      }
       for (const auto& c : p.plan.create_guards) p.guard.add_path(c.path, c.why);
       for (const auto& z : run.policy.zones) p.guard.add_zone(z.dir, z.carve, z.why);
       for (const auto& g : p.repo_dirs) p.guard.add_repository(g);

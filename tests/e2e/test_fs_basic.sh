@@ -108,4 +108,13 @@ if [ "${WAVEBOX_SHIM_MOUNTS:-}" != 0 ]; then
   check "... after starting the sandbox again, bwrap placing the mounts" grep -q 'starting the sandbox again' <<<"$OUT"
 fi
 rm -rf "$shm"
+
+# A working directory under a denyRead mask: refused before anything runs, and said so.
+mkdir -p "$WS/masked-cwd"
+printf '{"sandbox":{"enabled":true,"filesystem":{"denyRead":["%s"]}}}' "$WS/masked-cwd" > "$SCRATCH/mcwd.json"
+wb run --settings "$SCRATCH/mcwd.json" --cwd "$WS/masked-cwd" -- sh -c "touch $SCRATCH/mcwd-ran"
+check "a working directory it may not read: exit 125" [ "$RC" -eq 125 ]
+check "... the command did not run" [ ! -e "$SCRATCH/mcwd-ran" ]
+check "... the error names the directory and denyRead" grep -q 'masked-cwd" is unreadable in the sandbox (denyRead)' <<<"$OUT"
+rm -rf "$WS/masked-cwd"
 finish
