@@ -771,6 +771,10 @@ Result<int> standby_go(Launch& L, const ExecRequest& req, const std::string& cwd
   return sup.result();
 }
 
+pid_t standby_init(const Launch& L) {
+  return L.child.bwrap_pid > 0 ? sandbox_init(L.child.bwrap_pid) : -1;
+}
+
 bool standby_alive(const Launch& L, const Observer& observer) {
   // The keeper's pidfd is readable once it ended; the shim's socket once it said or closed
   // anything (it says nothing before the word to go).

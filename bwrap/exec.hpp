@@ -162,6 +162,8 @@ Result<int> standby_go(Launch& launch, const ExecRequest& req, const std::string
 void end_standby(Launch& launch);
 // Whether a standby still waits for its word (its keeper and shim alive, nothing said).
 bool standby_alive(const Launch& launch, const Observer& observer);
+// The standby's pid 1 (the shim), as the host numbers it; -1 when not known.
+pid_t standby_init(const Launch& launch);
 std::string encode_go_spec(const std::string& limits, const std::string& exe, const std::string& cwd,
                            const std::vector<std::string>& env, const std::vector<std::string>& command);
 

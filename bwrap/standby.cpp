@@ -11,9 +11,11 @@
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -25,22 +27,37 @@
 #include "bwrap/sandbox.hpp"
 #include "bwrap/shim/wire.h"
 #include "core/paths.hpp"
+#include "core/sys/fs.hpp"
 
 namespace wb::lnx {
 
 namespace {
 
+// A file's identity: (device, inode) is not one on its own (ext4 gives a freed inode number to
+// the next file at once: `rm f; echo > f` keeps it), so its birth time and change time count too.
 struct Ident {
   dev_t dev = 0;
   ino_t ino = 0;
   mode_t type = 0;
-  bool operator==(const Ident& o) const { return dev == o.dev && ino == o.ino && type == o.type; }
+  long long birth_s = 0, birth_ns = 0, change_s = 0, change_ns = 0;
+  bool operator==(const Ident& o) const {
+    return dev == o.dev && ino == o.ino && type == o.type && birth_s == o.birth_s && birth_ns == o.birth_ns &&
+           change_s == o.change_s && change_ns == o.change_ns;
+  }
+  bool operator!=(const Ident& o) const { return !(*this == o); }
 };
 
 Ident ident(const char* path) {
-  struct stat st;
-  if (::lstat(path, &st) != 0) return {};
-  return {st.st_dev, st.st_ino, st.st_mode & S_IFMT};
+  struct statx sx;
+  if (::statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS | STATX_BTIME, &sx) != 0) return {};
+  Ident id;
+  id.dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+  id.ino = sx.stx_ino;
+  id.type = sx.stx_mode & S_IFMT;
+  if (sx.stx_mask & STATX_BTIME) id.birth_s = sx.stx_btime.tv_sec, id.birth_ns = sx.stx_btime.tv_nsec;
+  id.change_s = sx.stx_ctime.tv_sec;
+  id.change_ns = sx.stx_ctime.tv_nsec;
+  return id;
 }
 
 // The host's files the shim's mounts are made of (binds: source and target; masks: what they
@@ -102,43 +119,100 @@ bool same_facts(const LinuxFacts& a, const LinuxFacts& b) {
   return true;
 }
 
-// Whether the facts a standby was planned from can still be true: inotify on every directory
-// they were read from (each existing ancestor of each path and of its resolution: a name made,
-// removed, renamed or re-moded there changes a fact), and the mount table. Any event at all, an
-// overflow, a watch that could not be set, or a filesystem whose changes inotify may not see
-// (network, FUSE), and the facts are probed again.
+// One inotify instance for the whole process (a user has 128; editors and watchers need theirs),
+// shared by every standby's watch: a directory watched for several has one watch descriptor, and
+// an event on it counts for each holder. An overflow counts for all.
+class InotifyHub {
+ public:
+  static InotifyHub& get() {
+    static InotifyHub hub;
+    return hub;
+  }
+  bool add(const std::string& dir, const void* holder) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!fd_.valid()) return false;
+    const uint32_t mask = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF |
+                          IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW;
+    int wd = ::inotify_add_watch(fd_.get(), dir.c_str(), mask);
+    if (wd < 0) return false;
+    if (holders_[wd].insert(holder).second) wds_[holder].push_back(wd);
+    return true;
+  }
+  void release(const void* holder) {
+    std::lock_guard<std::mutex> lock(mu_);
+    drain();
+    for (int wd : wds_[holder]) {
+      auto it = holders_.find(wd);
+      if (it == holders_.end()) continue;
+      it->second.erase(holder);
+      if (it->second.empty()) {
+        holders_.erase(it);
+        (void)::inotify_rm_watch(fd_.get(), wd);
+      }
+    }
+    wds_.erase(holder);
+    changed_.erase(holder);
+  }
+  // Whether an event came for holder since its first add.
+  bool changed(const void* holder) {
+    std::lock_guard<std::mutex> lock(mu_);
+    drain();
+    return changed_.count(holder) > 0;
+  }
+
+ private:
+  InotifyHub() : fd_(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {}
+  void drain() {
+    alignas(struct inotify_event) char buf[16384];
+    for (;;) {
+      ssize_t n = ::read(fd_.get(), buf, sizeof buf);
+      if (n <= 0) return;
+      for (char* p = buf; p < buf + n;) {
+        auto* e = reinterpret_cast<struct inotify_event*>(p);
+        if (e->mask & IN_Q_OVERFLOW) {
+          for (const auto& [h, w] : wds_) changed_.insert(h);
+        } else if (!(e->mask & IN_IGNORED)) {
+          auto it = holders_.find(e->wd);
+          if (it != holders_.end()) changed_.insert(it->second.begin(), it->second.end());
+        }
+        p += sizeof(struct inotify_event) + e->len;
+      }
+    }
+  }
+  std::mutex mu_;
+  sys::Fd fd_;
+  std::map<int, std::set<const void*>> holders_;
+  std::map<const void*, std::vector<int>> wds_;
+  std::set<const void*> changed_;
+};
+
+// Whether the facts a standby was planned from can still be true: a watch on every directory
+// they were read from (each ancestor of each path: a name made, removed, renamed or re-moded
+// there changes a fact). Only for facts that involve no symbolic link (a link's target lies in
+// directories the paths do not name, and a hop could be retargeted unseen) on filesystems whose
+// changes inotify sees. Any event at all, an overflow, or a watch that could not be set, and the
+// facts are probed again.
 class FactsWatch {
  public:
   explicit FactsWatch(const LinuxFacts& facts) {
-    ino_ = sys::Fd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
-    mounts_ = sys::Fd(::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC));
-    if (!ino_.valid() || !mounts_.valid()) return;
     std::set<std::string> dirs;
-    auto add_ancestors = [&](const std::string& path) {
+    for (const auto& [path, fact] : facts.paths) {
+      if (fact.is_symlink || (!fact.real.empty() && fact.real != path)) return;
       for (const auto& a : paths::ancestors(path)) dirs.insert(a);
       dirs.insert(path);
-    };
-    for (const auto& [path, fact] : facts.paths) {
-      add_ancestors(path);
-      if (!fact.real.empty()) add_ancestors(fact.real);
     }
     for (const auto& d : dirs) {
       struct stat st;
       if (::lstat(d.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;  // not there: its parent is watched
-      if (!local_filesystem(d)) return;
-      const uint32_t mask = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF |
-                            IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW;
-      if (::inotify_add_watch(ino_.get(), d.c_str(), mask) < 0) return;
+      if (!local_filesystem(d) || !InotifyHub::get().add(d, this)) return;
     }
     usable_ = true;
   }
+  ~FactsWatch() { InotifyHub::get().release(this); }
+  FactsWatch(const FactsWatch&) = delete;
+  FactsWatch& operator=(const FactsWatch&) = delete;
   // Nothing changed since the watch was set.
-  bool unchanged() const {
-    if (!usable_) return false;
-    struct pollfd p[2] = {{ino_.get(), POLLIN, 0}, {mounts_.get(), POLLPRI, 0}};
-    return ::poll(p, 2, 0) == 0;
-  }
-  size_t fds() const { return usable_ ? 2 : 0; }
+  bool unchanged() const { return usable_ && !InotifyHub::get().changed(this); }
 
  private:
   static bool local_filesystem(const std::string& dir) {
@@ -157,9 +231,59 @@ class FactsWatch {
         return false;
     }
   }
-  sys::Fd ino_, mounts_;
   bool usable_ = false;
 };
+
+// The mount points of a mountinfo text (its fifth field, unescaped).
+std::set<std::string> mount_points(const std::string& table) {
+  std::set<std::string> out;
+  auto octal = [](char c) { return c >= '0' && c <= '7'; };
+  size_t pos = 0;
+  while (pos < table.size()) {
+    size_t end = table.find('\n', pos);
+    if (end == std::string::npos) end = table.size();
+    const std::string line = table.substr(pos, end - pos);
+    pos = end + 1;
+    size_t f = 0;
+    for (int k = 0; k < 4 && f != std::string::npos; ++k) {
+      f = line.find(' ', f);
+      if (f != std::string::npos) ++f;
+    }
+    if (f == std::string::npos || f >= line.size()) continue;
+    const std::string raw = line.substr(f, line.find(' ', f) - f);
+    std::string point;
+    for (size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] == '\\' && i + 3 < raw.size() && octal(raw[i + 1]) && octal(raw[i + 2]) && octal(raw[i + 3])) {
+        point += static_cast<char>((raw[i + 1] - '0') * 64 + (raw[i + 2] - '0') * 8 + (raw[i + 3] - '0'));
+        i += 3;
+      } else {
+        point += raw[i];
+      }
+    }
+    out.insert(point);
+  }
+  return out;
+}
+
+// Whether every bind and mask of the shim's mount list is a mount point in table.
+bool all_mounted(const std::string& table, const std::string& mounts) {
+  const std::set<std::string> points = mount_points(table);
+  const char* p = mounts.data();
+  const char* end = p + mounts.size();
+  const char* f[3];
+  while (wb_next_mount(&p, end, f) == 1) {
+    const bool placed =
+        !std::strcmp(f[0], WB_MOUNT_RW) || !std::strcmp(f[0], WB_MOUNT_RO) || !std::strcmp(f[0], WB_MOUNT_TMPFS);
+    if (placed && !points.count(f[2])) return false;
+  }
+  return true;
+}
+
+// A process's mount table as text, "" when it cannot be read.
+std::string mount_table(pid_t pid) {
+  auto t = sys::read_file(pid > 0 ? fmt::format("/proc/{}/mountinfo", pid) : std::string("/proc/self/mountinfo"));
+  return t.ok() ? *t : std::string();
+}
 
 }  // namespace
 
@@ -175,6 +299,12 @@ struct Standby {
   std::string key;
   std::vector<Ident> idents;
   std::unique_ptr<FactsWatch> watch;  // set before the facts are read again (make_standby)
+  // The host's mount table (POLLPRI once it changed: a filesystem mounted or unmounted since),
+  // and the standby's own as it was once every mount was placed (a host unlink, rmdir or
+  // rename of a mount point detaches or moves a mount in every other namespace, this one too).
+  sys::Fd host_mounts;
+  std::string own_mounts;
+  pid_t init = -1;
   ~Standby() {
     if (launch) end_standby(*launch);
     if (watch) std::thread([w = std::move(watch)] {}).detach();  // its close waits (run_in_standby)
@@ -187,6 +317,8 @@ Result<std::shared_ptr<Standby>> make_standby(LinuxRun run) {
   const double t0 = now_ms();
   auto sb = std::make_shared<Standby>();
   Standby* raw = sb.get();
+  sb->host_mounts = sys::Fd(::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC));
+  if (!sb->host_mounts.valid()) return make_error(ErrorKind::kUnavailable, "the mount table cannot be watched");
   sb->mount_api = shim_mounts_available();
   if (!sb->mount_api) return make_error(ErrorKind::kUnavailable, "a standby needs the shim to place the mounts");
   // Its stderr is relayed: serve gives every command a pipe of its own.
@@ -247,6 +379,11 @@ Result<std::shared_ptr<Standby>> make_standby(LinuxRun run) {
   // The same files before and after the shim took them: what it holds is what was planned.
   sb->idents = idents_of(mounts);
   if (sb->idents != before) return make_error(ErrorKind::kUnavailable, "the tree changed while the standby was made");
+  sb->init = standby_init(*sb->launch);
+  sb->own_mounts = mount_table(sb->init);
+  if (sb->own_mounts.empty() || !all_mounted(sb->own_mounts, mounts)) {
+    return make_error(ErrorKind::kUnavailable, "the standby's mounts cannot be checked, or one is missing");
+  }
   run.log->info(
       fmt::format("a sandbox prepared ahead in {:.2f} ms ({} mounts)", now_ms() - t0, sb->p.plan.mounts.size()));
   sb->run = std::move(run);
@@ -261,6 +398,9 @@ Result<std::optional<RunOutcome>> run_in_standby(LinuxRun& run, std::shared_ptr<
   };
   if (run.network_off) return unfit("--network off");
   if (!standby_alive(*sb->launch, *sb->observer)) return unfit("it ended while it waited");
+  struct pollfd hm = {sb->host_mounts.get(), POLLPRI, 0};
+  if (::poll(&hm, 1, 0) != 0) return unfit("the host's mounts changed since it was made");
+  if (mount_table(sb->init) != sb->own_mounts) return unfit("its mounts changed while it waited");
   if (!stderr_relayable(run.stdio)) return unfit("stderr is not a pipe of its own");
   const double t0 = now_ms();
   const FsPolicy as_given = run.policy;

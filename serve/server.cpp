@@ -298,7 +298,7 @@ void Server::prepare_next(const std::string& session, bool wait) {
     engine::RunRequest req =
         exec_request(json{{"sessionId", session}, {"command", json::array({"true"})}}, *policy, s->cwd);
     req.log = &standby_log_;
-    standbys_.refill(session, policy.get(), std::move(req), wait);
+    standbys_.refill(session, policy, std::move(req), wait);
   } catch (const RpcError&) {
   }
 }
@@ -479,14 +479,15 @@ json Server::session_update(const json& p) {
   auto policy = load_session_policy(s->cwd, paths, inl ? &*inl : nullptr, cfg_.home);
   if (!policy.ok()) throw RpcError{kInvalidParams, policy.error().message};
   std::string id;
+  std::shared_ptr<const SessionPolicy> old;
   {
     std::lock_guard<std::mutex> lock(mu_);
     s->paths = paths;
     s->inline_settings = inl;
-    s->policy = std::make_shared<const SessionPolicy>(std::move(*policy));
+    old = std::exchange(s->policy, std::make_shared<const SessionPolicy>(std::move(*policy)));
     id = s->policy->policy_id;
   }
-  standbys_.drop(s->id);
+  standbys_.drop(s->id, old);  // a command still running under the old one prepares nothing for it
   prepare_next(s->id);
   return {{"policyId", id}};
 }
@@ -494,7 +495,6 @@ json Server::session_update(const json& p) {
 json Server::session_close(const json& p) {
   auto s = session(p);
   forget_questions(s->id);
-  standbys_.drop(s->id);
   std::unique_lock<std::mutex> lock(mu_);
   sessions_.erase(s->id);
   for (auto& [id, proc] : procs_) {
@@ -504,6 +504,9 @@ json Server::session_close(const json& p) {
     if (proc->run) proc->run->cancel();
   }
   lock.unlock();
+  // After the erase: a command of it ending now finds no session to prepare for, and one that
+  // looked before finds its policy retired.
+  standbys_.drop(s->id, s->policy);
   refresh_others(s->id);
   return json::object();
 }

@@ -19,17 +19,21 @@ Standbys::~Standbys() {
 std::shared_ptr<lnx::Standby> Standbys::take(const std::string& session, const void* policy) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = slots_.find(session);
-  if (it == slots_.end() || it->second.policy != policy || !it->second.ready) return nullptr;
+  if (it == slots_.end() || it->second.policy.get() != policy || !it->second.ready) return nullptr;
   return std::exchange(it->second.ready, nullptr);
 }
 
-void Standbys::refill(const std::string& session, const void* policy, engine::RunRequest req, bool wait) {
+void Standbys::refill(const std::string& session, std::shared_ptr<const void> policy, engine::RunRequest req,
+                      bool wait) {
   if (!enabled_) return;
   std::shared_ptr<lnx::Standby> old;  // ended outside the lock
   {
     std::unique_lock<std::mutex> lock(mu_);
     if (stop_) return;
     Slot& slot = slots_[session];
+    for (const auto& r : slot.retired) {
+      if (!r.owner_before(policy) && !policy.owner_before(r)) return;
+    }
     if (slot.policy == policy && (slot.ready || slot.making || slot.failures >= kMaxFailures)) return;
     if (slot.policy != policy) {
       old = std::move(slot.ready);
@@ -49,18 +53,22 @@ void Standbys::refill(const std::string& session, const void* policy, engine::Ru
   }
 }
 
-void Standbys::drop(const std::string& session) {
+void Standbys::drop(const std::string& session, const std::shared_ptr<const void>& retire) {
   std::shared_ptr<lnx::Standby> old;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = slots_.find(session);
-    if (it == slots_.end()) return;
-    old = std::move(it->second.ready);
+    Slot& slot = slots_[session];
+    old = std::move(slot.ready);
     // A standby being made for it is not kept (its job sees another generation).
-    const unsigned long next = it->second.generation + 1;
-    slots_.erase(it);
-    slots_[session].generation = next;
+    if (retire) slot.retired.emplace_back(retire);
+    ++slot.generation;
+    slot.making = false;
+    slot.failures = 0;
+    if (slot.policy) slot.retired.emplace_back(slot.policy);
+    if (slot.retired.size() > 8) slot.retired.erase(slot.retired.begin());
+    slot.policy.reset();
   }
+  made_cv_.notify_all();
 }
 
 void Standbys::stop() {
@@ -103,6 +111,7 @@ void Standbys::work() {
     } else if (made.ok()) {
       unused = std::move(*made);
     }
+    made_cv_.notify_all();
     if (unused) {
       lock.unlock();
       unused.reset();

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "engine/engine.hpp"
 
@@ -31,15 +32,23 @@ class Standbys {
   // session's workspace, with its policy), unless one is ready or being made for this policy.
   // wait: until it is made (or could not be), at most a few seconds (session/open: the session's
   // descriptors and processes are then the same before and after its commands).
-  void refill(const std::string& session, const void* policy, engine::RunRequest req, bool wait = false);
-  // The session's standby ends (closed, or its settings changed).
-  void drop(const std::string& session);
+  // policy: the session's, held so that its address names it while the slot exists. A policy
+  // the session had before a drop is never made again (a late refill of a command that ran
+  // under it, after session/update or session/close).
+  void refill(const std::string& session, std::shared_ptr<const void> policy, engine::RunRequest req,
+              bool wait = false);
+  // The session's standby ends (closed, or its settings changed); its policy, and retire (the
+  // session's, when it may have none made yet), are retired.
+  void drop(const std::string& session, const std::shared_ptr<const void>& retire = nullptr);
   // Every standby ends; nothing more is made.
   void stop();
 
  private:
   struct Slot {
-    const void* policy = nullptr;
+    std::shared_ptr<const void> policy;
+    // Dropped: never made again (the last few; a weak reference keeps its identity unique
+    // without keeping the settings).
+    std::vector<std::weak_ptr<const void>> retired;
     std::shared_ptr<lnx::Standby> ready;
     bool making = false;
     unsigned failures = 0;         // for this policy: after a few, none is made (stubs, a plan bwrap places)
@@ -47,7 +56,7 @@ class Standbys {
   };
   struct Job {
     std::string session;
-    const void* policy;
+    std::shared_ptr<const void> policy;
     unsigned long generation;
     engine::RunRequest req;
   };

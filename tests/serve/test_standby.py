@@ -38,6 +38,7 @@ def main():
     open(os.path.join(ws, "secrets", "key"), "w").write("old-key\n")
     open(os.path.join(ws, "token.txt"), "w").write("old-token\n")
     open(os.path.join(ws, "keep.txt"), "w").write("keep\n")
+    open(os.path.join(ws, ".envrc"), "w").write("export A=1\n")
     subprocess.run(["git", "init", "-q", ws], check=True)
     settings = {"sandbox": {"enabled": True, "filesystem": {"denyRead": [os.path.join(ws, "secrets"),
                                                                           os.path.join(ws, "token.txt")]}}}
@@ -100,6 +101,60 @@ def main():
         r = srv.result("command/exec", {"sessionId": "S", "command": ["cat", "token.txt"]})
         check("a masked file replaced: not the prepared sandbox", not ahead(r))
         check("a masked file replaced: the new one stays unreadable", "new-token" not in out(r))
+
+        # The same name made again with a new file on the host (rm, then create: ext4 gives the
+        # freed inode number to the new file): the standby's mount on it went with the old one.
+        time.sleep(0.3)
+        os.unlink(os.path.join(ws, "token.txt"))
+        open(os.path.join(ws, "token.txt"), "w").write("third-token\n")
+        r = srv.result("command/exec", {"sessionId": "S", "command": ["cat", "token.txt"]})
+        check("a masked file removed and made again: unreadable", "third-token" not in out(r))
+        time.sleep(0.3)
+        shutil.rmtree(os.path.join(ws, "secrets"))
+        os.makedirs(os.path.join(ws, "secrets"))
+        open(os.path.join(ws, "secrets", "key"), "w").write("third-key\n")
+        r = srv.result("command/exec", {"sessionId": "S", "command": ["cat", "secrets/key"]})
+        check("a masked directory removed and made again: unreadable", "third-key" not in out(r))
+        # A protected tracked file replaced by the host's git checkout (unlink and create).
+        subprocess.run(["git", "-C", ws, "add", ".envrc"], check=False, capture_output=True)
+        time.sleep(0.3)
+        envrc = os.path.join(ws, ".envrc")
+        os.unlink(envrc)
+        open(envrc, "w").write("export A=2\n")
+        r = srv.result("command/exec", {"sessionId": "S", "command": ["sh", "-c", "echo 'touch /tmp/pwned' >> .envrc"]})
+        check("a protected file the host made again: still read-only", read(envrc) == "export A=2\n")
+        # A denyRead path reached through links, one of whose hops is retargeted on the host.
+        for d in ("real1", "real2", "z"):
+            os.makedirs(os.path.join(base, d))
+        open(os.path.join(base, "real1", "s.txt"), "w").write("link-one\n")
+        open(os.path.join(base, "real2", "s.txt"), "w").write("link-two\n")
+        os.symlink(os.path.join(base, "real1"), os.path.join(base, "z", "l2"))
+        os.symlink(os.path.join(base, "z", "l2"), os.path.join(ws, "link"))
+        srv.result("session/update", {"sessionId": "S", "settings": {"sandbox": {"enabled": True, "filesystem": {
+            "denyRead": [os.path.join(ws, "link", "s.txt")]}}}})
+        r = run(["cat", "link/s.txt"])
+        check("a masked path through links: unreadable", "link-one" not in out(r))
+        time.sleep(0.3)
+        tmp = os.path.join(base, "z", "l2.tmp")
+        os.symlink(os.path.join(base, "real2"), tmp)
+        os.rename(tmp, os.path.join(base, "z", "l2"))
+        r = srv.result("command/exec", {"sessionId": "S", "command": ["cat", "link/s.txt"]})
+        check("a link hop retargeted on the host: the new target is masked too", "link-two" not in out(r))
+        # A filesystem the host unmounts while the standby waits (root only: mount).
+        vault = os.path.join(base, "vault")
+        os.makedirs(vault)
+        if os.geteuid() == 0 and subprocess.run(["mount", "-t", "tmpfs", "tmpfs", vault]).returncode == 0:
+            try:
+                open(os.path.join(vault, "secret"), "w").write("vault-secret\n")
+                r = run(["true"])
+                time.sleep(0.3)
+                subprocess.run(["umount", vault], check=True)
+                r = srv.result("command/exec", {"sessionId": "S", "command": ["cat", os.path.join(vault, "secret")]})
+                check("a filesystem unmounted on the host: gone in the next command too",
+                      "vault-secret" not in out(r) and not ahead(r))
+            finally:
+                subprocess.run(["umount", vault], stderr=subprocess.DEVNULL)
+        srv.result("session/update", {"sessionId": "S", "settings": settings})
 
         # A command leaves a repository and hides it from the scan cache (directory mtimes
         # rewound); the next command, in the next standby, must guard it.
