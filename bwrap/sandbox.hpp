@@ -62,6 +62,9 @@ Result<std::unique_ptr<Launch>> launch_sandbox(const std::string& bwrap, const i
 // must place, no mount API): then runs are made the usual way. Dropping it ends it. The keeper's
 // parent-death signal follows the calling thread: call it on a thread that outlives the standby.
 Result<std::shared_ptr<Standby>> make_standby(LinuxRun run);
+// Blocks until every standby ending in the background (after its command, or dropped) has
+// ended: a server calls it before it exits, so nothing of one is left when the process goes.
+void finish_standby_ends();
 
 struct RunOutcome {
   int exit_code = 0;

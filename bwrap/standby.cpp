@@ -14,7 +14,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -119,14 +122,61 @@ bool same_facts(const LinuxFacts& a, const LinuxFacts& b) {
   return true;
 }
 
+// Where a standby's end happens off the caller's path (a used standby's keeper is reaped, its
+// descriptors closed, its watches released after the answer): one thread for the process, made
+// once and never destroyed; finish_standby_ends() waits for what it holds.
+class Graveyard {
+ public:
+  static Graveyard& get() {
+    static Graveyard* g = new Graveyard;
+    return *g;
+  }
+  void bury(std::function<void()> end) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(std::move(end));
+    }
+    cv_.notify_one();
+  }
+  void drain() {
+    std::unique_lock<std::mutex> lock(mu_);
+    done_.wait(lock, [&] { return queue_.empty() && !busy_; });
+  }
+
+ private:
+  Graveyard() {
+    std::thread([this] { loop(); }).detach();
+  }
+  void loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [&] { return !queue_.empty(); });
+      {
+        std::function<void()> end = std::move(queue_.front());
+        queue_.pop_front();
+        busy_ = true;
+        lock.unlock();
+        end();
+      }  // what it held ends here, outside the lock
+      lock.lock();
+      busy_ = false;
+      done_.notify_all();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_, done_;
+  std::deque<std::function<void()>> queue_;
+  bool busy_ = false;
+};
+
 // One inotify instance for the whole process (a user has 128; editors and watchers need theirs),
 // shared by every standby's watch: a directory watched for several has one watch descriptor, and
 // an event on it counts for each holder. An overflow counts for all.
 class InotifyHub {
  public:
   static InotifyHub& get() {
-    static InotifyHub hub;
-    return hub;
+    static InotifyHub* hub = new InotifyHub;  // never destroyed: a standby may end during exit
+    return *hub;
   }
   bool add(const std::string& dir, const void* holder) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -307,7 +357,7 @@ struct Standby {
   pid_t init = -1;
   ~Standby() {
     if (launch) end_standby(*launch);
-    if (watch) std::thread([w = std::move(watch)] {}).detach();  // its close waits (run_in_standby)
+    if (watch) Graveyard::get().bury([w = std::shared_ptr<FactsWatch>(std::move(watch))] {});
   }
 };
 
@@ -406,7 +456,7 @@ Result<std::optional<RunOutcome>> run_in_standby(LinuxRun& run, std::shared_ptr<
   const FsPolicy as_given = run.policy;
   const bool unchanged = sb->watch && sb->watch->unchanged();
   // Closing an inotify instance waits for the kernel's grace period (milliseconds): not here.
-  if (sb->watch) std::thread([w = std::move(sb->watch)] {}).detach();
+  if (sb->watch) Graveyard::get().bury([w = std::shared_ptr<FactsWatch>(std::move(sb->watch))] {});
   auto fresh = prepare_run(run, nullptr, true, unchanged ? &sb->p.facts : nullptr);
   if (!fresh.ok() || !fresh->stub_list.empty()) {
     run.policy = as_given;  // planned again by the usual path, which says what failed
@@ -467,8 +517,12 @@ Result<std::optional<RunOutcome>> run_in_standby(LinuxRun& run, std::shared_ptr<
     outcome.violations = sb->violations.items();
     outcome.more = sb->violations.dropped();
   }
-  std::thread([done = std::move(sb)] {}).detach();
+  Graveyard::get().bury([done = std::move(sb)] {});
   return std::optional<RunOutcome>(std::move(outcome));
+}
+
+void finish_standby_ends() {
+  Graveyard::get().drain();
 }
 
 }  // namespace wb::lnx

@@ -364,6 +364,10 @@ Result<Prepared> prepare(RunRequest request) {
   return out;
 }
 
+void finish_standby_ends() {
+  lnx::finish_standby_ends();
+}
+
 Result<std::shared_ptr<lnx::Standby>> make_standby(RunRequest req) {
   req.argv = {"true"};
   req.command_line = "true";

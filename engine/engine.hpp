@@ -164,6 +164,8 @@ Result<Outcome> run_here(Prepared p, int signal_fd);
 // macOS, stubs needed, --network off). Call it on a thread that outlives the standby (the
 // keeper's parent-death signal follows the thread).
 Result<std::shared_ptr<lnx::Standby>> make_standby(RunRequest req);
+// Blocks until every standby ending in the background has ended (before a server exits).
+void finish_standby_ends();
 
 // One proxy loop for many runs (serve): give it to each RunRequest::shared_proxy. Stopped when
 // the last holder lets go (after every run using it).

@@ -676,26 +676,50 @@ void Server::command_exec(const json& p, const json& id) {
 }
 
 // Reads one of the command's outputs to its end: streamed as notifications, or kept.
-std::thread pump(int fd, const std::string& process, const char* stream, bool streamed, Writer& out, std::string& kept,
-                 bool& truncated, OutputReservation& held) {
-  return std::thread([fd, process, stream, streamed, &out, &kept, &truncated, &held] {
+// One of a command's outputs: streamed as notifications, or kept.
+struct Stream {
+  int fd;
+  const char* name;
+  std::string& kept;
+  bool& truncated;
+};
+
+// Reads both of the command's outputs to their end, on one thread (one hand-over less than a
+// thread each when the command ends).
+std::thread pump(Stream out_s, Stream err_s, const std::string& process, bool streamed, Writer& out,
+                 OutputReservation& held) {
+  return std::thread([out_s, err_s, process, streamed, &out, &held] {
     char buf[65536];
-    for (;;) {
-      ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      std::string_view chunk(buf, static_cast<size_t>(n));
-      if (streamed) {
-        out.send({{"jsonrpc", "2.0"},
-                  {"method", "command/exec/outputDelta"},
-                  {"params", {{"processId", process}, {"stream", stream}, {"deltaBase64", base64_encode(chunk)}}}});
-      } else if (kept.size() < kOutputCap) {
-        const size_t got = reserve_output(std::min(chunk.size(), kOutputCap - kept.size()));
-        held.n += got;
-        kept.append(chunk.substr(0, got));
-        truncated = truncated || got < chunk.size();
-      } else {
-        truncated = true;
+    Stream streams[2] = {out_s, err_s};
+    bool open[2] = {true, true};
+    while (open[0] || open[1]) {
+      struct pollfd p[2] = {{open[0] ? streams[0].fd : -1, POLLIN, 0}, {open[1] ? streams[1].fd : -1, POLLIN, 0}};
+      if (::poll(p, 2, -1) < 0) {
+        if (errno == EINTR) continue;
+        break;
+      }
+      for (int k = 0; k < 2; ++k) {
+        if (!p[k].revents) continue;
+        Stream& st = streams[k];
+        ssize_t n = ::read(st.fd, buf, sizeof buf);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (n <= 0) {
+          open[k] = false;
+          continue;
+        }
+        std::string_view chunk(buf, static_cast<size_t>(n));
+        if (streamed) {
+          out.send({{"jsonrpc", "2.0"},
+                    {"method", "command/exec/outputDelta"},
+                    {"params", {{"processId", process}, {"stream", st.name}, {"deltaBase64", base64_encode(chunk)}}}});
+        } else if (st.kept.size() < kOutputCap) {
+          const size_t got = reserve_output(std::min(chunk.size(), kOutputCap - st.kept.size()));
+          held.n += got;
+          st.kept.append(chunk.substr(0, got));
+          st.truncated = st.truncated || got < chunk.size();
+        } else {
+          st.truncated = true;
+        }
       }
     }
   });
@@ -786,8 +810,8 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
     OutputReservation held;  // declared before the texts: given back after they are gone
     std::string out_text, err_text;
     bool out_cut = false, err_cut = false;
-    std::thread po = pump(out_rd.get(), proc->id, "stdout", streamed, out_, out_text, out_cut, held);
-    std::thread pe = pump(err_rd.get(), proc->id, "stderr", streamed, out_, err_text, err_cut, held);
+    std::thread pumps = pump({out_rd.get(), "stdout", out_text, out_cut}, {err_rd.get(), "stderr", err_text, err_cut},
+                             proc->id, streamed, out_, held);
     auto run = engine::start(std::move(*prepared), true);
     {
       std::lock_guard<std::mutex> pl(proc->mu);
@@ -825,8 +849,7 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
     out_wr.reset();
     err_wr.reset();
     if (feeder.joinable()) feeder.join();
-    po.join();
-    pe.join();
+    pumps.join();
     if (!outcome.ok()) {
       write_audit(std::nullopt, outcome.error().message);
       throw RpcError{kRunFailed, outcome.error().message};

@@ -83,7 +83,10 @@ void Standbys::stop() {
   made_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
   // The standbys end here, after the thread that made them is gone: their keepers got their
-  // parent-death signal with it already, and are reaped now.
+  // parent-death signal with it already, and are reaped now; so are those ending in the
+  // background.
+  ending.clear();
+  engine::finish_standby_ends();
 }
 
 void Standbys::work() {
