@@ -40,9 +40,8 @@ double now_ms();  // a monotonic clock, for the -v timings
 // bwrap/sandbox.cpp's steps, shared with the standby (bwrap/standby.cpp).
 // Probes, scans and plans; with a registry, creates the stubs the plan asks for and plans again
 // (without, `wrap`'s and a standby's planning: the stubs it would need are listed). late: a
-// large tree may be planned from its scan cache and checked while the command starts. known:
-// facts still true (a standby's, nothing changed since): only paths not among them are probed.
-Result<Prepared> prepare_run(LinuxRun& run, sys::StubRegistry* stubs, bool late, const LinuxFacts* known = nullptr);
+// large tree may be planned from its scan cache and checked while the command starts.
+Result<Prepared> prepare_run(LinuxRun& run, sys::StubRegistry* stubs, bool late);
 ExecRequest exec_request(const LinuxRun& run);
 RunSpec spec_for(const LinuxRun& run, ShimMounts mode);
 ShimMounts mount_mode(const Prepared& p, bool mount_api);

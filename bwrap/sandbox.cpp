@@ -43,7 +43,7 @@ double now_ms() {
 
 // Probes, scans and plans; with a registry, creates the stubs the plan asks for and plans again.
 // late: a large tree may be planned from its scan cache and checked while the command starts.
-Result<Prepared> prepare_run(LinuxRun& run, sys::StubRegistry* stubs, bool late, const LinuxFacts* known) {
+Result<Prepared> prepare_run(LinuxRun& run, sys::StubRegistry* stubs, bool late) {
   Prepared p;
   if (!run.policy.enabled) {
     p.plan.filesystem_open = true;  // --network-only: no mounts, no scan, no stubs
@@ -57,7 +57,6 @@ Result<Prepared> prepare_run(LinuxRun& run, sys::StubRegistry* stubs, bool late,
   std::map<std::string, PathKind> simulated;  // `wrap`: stubs it would create, as if they existed
   for (int round = 0; round < 4; ++round) {
     if (!stubs) p.facts.paths.clear();  // `wrap` simulates its stubs on fresh facts each round
-    if (known && round == 0) p.facts.paths = known->paths;
     probe_policy_paths(run.policy, p.facts);
     if (stubs && round == 0) {
       // A path probed as existing may be the stub of a concurrent run in the same workspace:

@@ -6,14 +6,12 @@
 // else, and it is dropped and the run made afresh: a standby never widens a run.
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <linux/magic.h>
 #include <poll.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -31,6 +29,7 @@
 #include "bwrap/shim/wire.h"
 #include "core/paths.hpp"
 #include "core/sys/fs.hpp"
+#include "core/sys/stubs.hpp"
 
 namespace wb::lnx {
 
@@ -108,22 +107,8 @@ std::string key_of(const LinuxRun& run, const Prepared& p, ShimMounts mode, cons
   return k;
 }
 
-bool same_fact(const PathFact& a, const PathFact& b) {
-  return a.kind == b.kind && a.is_symlink == b.is_symlink && a.real == b.real && a.first_missing == b.first_missing &&
-         a.creatable == b.creatable && a.unreachable_at == b.unreachable_at;
-}
-
-bool same_facts(const LinuxFacts& a, const LinuxFacts& b) {
-  if (a.paths.size() != b.paths.size()) return false;
-  for (const auto& [path, fact] : a.paths) {
-    auto it = b.paths.find(path);
-    if (it == b.paths.end() || !same_fact(fact, it->second)) return false;
-  }
-  return true;
-}
-
 // Where a standby's end happens off the caller's path (a used standby's keeper is reaped, its
-// descriptors closed, its watches released after the answer): one thread for the process, made
+// descriptors closed after the answer): one thread for the process, made
 // once and never destroyed; finish_standby_ends() waits for what it holds.
 class Graveyard {
  public:
@@ -167,121 +152,6 @@ class Graveyard {
   std::condition_variable cv_, done_;
   std::deque<std::function<void()>> queue_;
   bool busy_ = false;
-};
-
-// One inotify instance for the whole process (a user has 128; editors and watchers need theirs),
-// shared by every standby's watch: a directory watched for several has one watch descriptor, and
-// an event on it counts for each holder. An overflow counts for all.
-class InotifyHub {
- public:
-  static InotifyHub& get() {
-    static InotifyHub* hub = new InotifyHub;  // never destroyed: a standby may end during exit
-    return *hub;
-  }
-  bool add(const std::string& dir, const void* holder) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!fd_.valid()) return false;
-    const uint32_t mask = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF |
-                          IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW;
-    int wd = ::inotify_add_watch(fd_.get(), dir.c_str(), mask);
-    if (wd < 0) return false;
-    if (holders_[wd].insert(holder).second) wds_[holder].push_back(wd);
-    return true;
-  }
-  void release(const void* holder) {
-    std::lock_guard<std::mutex> lock(mu_);
-    drain();
-    for (int wd : wds_[holder]) {
-      auto it = holders_.find(wd);
-      if (it == holders_.end()) continue;
-      it->second.erase(holder);
-      if (it->second.empty()) {
-        holders_.erase(it);
-        (void)::inotify_rm_watch(fd_.get(), wd);
-      }
-    }
-    wds_.erase(holder);
-    changed_.erase(holder);
-  }
-  // Whether an event came for holder since its first add.
-  bool changed(const void* holder) {
-    std::lock_guard<std::mutex> lock(mu_);
-    drain();
-    return changed_.count(holder) > 0;
-  }
-
- private:
-  InotifyHub() : fd_(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {}
-  void drain() {
-    alignas(struct inotify_event) char buf[16384];
-    for (;;) {
-      ssize_t n = ::read(fd_.get(), buf, sizeof buf);
-      if (n <= 0) return;
-      for (char* p = buf; p < buf + n;) {
-        auto* e = reinterpret_cast<struct inotify_event*>(p);
-        if (e->mask & IN_Q_OVERFLOW) {
-          for (const auto& [h, w] : wds_) changed_.insert(h);
-        } else if (!(e->mask & IN_IGNORED)) {
-          auto it = holders_.find(e->wd);
-          if (it != holders_.end()) changed_.insert(it->second.begin(), it->second.end());
-        }
-        p += sizeof(struct inotify_event) + e->len;
-      }
-    }
-  }
-  std::mutex mu_;
-  sys::Fd fd_;
-  std::map<int, std::set<const void*>> holders_;
-  std::map<const void*, std::vector<int>> wds_;
-  std::set<const void*> changed_;
-};
-
-// Whether the facts a standby was planned from can still be true: a watch on every directory
-// they were read from (each ancestor of each path: a name made, removed, renamed or re-moded
-// there changes a fact). Only for facts that involve no symbolic link (a link's target lies in
-// directories the paths do not name, and a hop could be retargeted unseen) on filesystems whose
-// changes inotify sees. Any event at all, an overflow, or a watch that could not be set, and the
-// facts are probed again.
-class FactsWatch {
- public:
-  explicit FactsWatch(const LinuxFacts& facts) {
-    std::set<std::string> dirs;
-    for (const auto& [path, fact] : facts.paths) {
-      if (fact.is_symlink || (!fact.real.empty() && fact.real != path)) return;
-      for (const auto& a : paths::ancestors(path)) dirs.insert(a);
-      dirs.insert(path);
-    }
-    for (const auto& d : dirs) {
-      struct stat st;
-      if (::lstat(d.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;  // not there: its parent is watched
-      if (!local_filesystem(d) || !InotifyHub::get().add(d, this)) return;
-    }
-    usable_ = true;
-  }
-  ~FactsWatch() { InotifyHub::get().release(this); }
-  FactsWatch(const FactsWatch&) = delete;
-  FactsWatch& operator=(const FactsWatch&) = delete;
-  // Nothing changed since the watch was set.
-  bool unchanged() const { return usable_ && !InotifyHub::get().changed(this); }
-
- private:
-  static bool local_filesystem(const std::string& dir) {
-    struct statfs fs;
-    if (::statfs(dir.c_str(), &fs) != 0) return false;
-    switch (static_cast<unsigned long>(fs.f_type)) {
-      case EXT4_SUPER_MAGIC:
-      case XFS_SUPER_MAGIC:
-      case BTRFS_SUPER_MAGIC:
-      case TMPFS_MAGIC:
-      case OVERLAYFS_SUPER_MAGIC:
-      case F2FS_SUPER_MAGIC:
-      case 0x2fc12fc1UL:  // zfs
-        return true;
-      default:
-        return false;
-    }
-  }
-  bool usable_ = false;
 };
 
 // The mount points of a mountinfo text (its fifth field, unescaped).
@@ -335,6 +205,20 @@ std::string mount_table(pid_t pid) {
   return t.ok() ? *t : std::string();
 }
 
+// Whether another live run holds a stub among run's guarded paths (a denyRead path that did
+// not exist, placeholder and mask): a standby has no registry of its own, so it would plan that
+// stub as a plain file, and lose its mask when the other run lets go. Joined to look, and
+// released again with the registry.
+bool joins_stubs(const LinuxRun& run) {
+  sys::StubRegistry stubs(run.state.stubs, run.state.pool);
+  auto under = [&](const std::string& path) {
+    auto within = [&](const GuardedPath& g) { return paths::is_within(g.path, path); };
+    return std::any_of(run.policy.deny_write.begin(), run.policy.deny_write.end(), within) ||
+           std::any_of(run.policy.deny_read.begin(), run.policy.deny_read.end(), within);
+  };
+  return !stubs.join_registered(under).empty();
+}
+
 }  // namespace
 
 struct Standby {
@@ -348,7 +232,6 @@ struct Standby {
   std::unique_ptr<Observer> observer;
   std::string key;
   std::vector<Ident> idents;
-  std::unique_ptr<FactsWatch> watch;  // set before the facts are read again (make_standby)
   // The host's mount table (POLLPRI once it changed: a filesystem mounted or unmounted since),
   // and the standby's own as it was once every mount was placed (a host unlink, rmdir or
   // rename of a mount point detaches or moves a mount in every other namespace, this one too).
@@ -357,7 +240,6 @@ struct Standby {
   pid_t init = -1;
   ~Standby() {
     if (launch) end_standby(*launch);
-    if (watch) Graveyard::get().bury([w = std::shared_ptr<FactsWatch>(std::move(watch))] {});
   }
 };
 
@@ -403,18 +285,9 @@ Result<std::shared_ptr<Standby>> make_standby(LinuxRun run) {
     early_options = bwrap_options(render_args(Plan{}, known, spec_for(run, ShimMounts::kAll)));
   }
   WB_TRY(begin_launch(*sb->launch, sb->req, early_options));
-  const FsPolicy as_given = run.policy;
   sb->p = WB_TRY(prepare_run(run, nullptr, false));
   if (!sb->p.stub_list.empty()) return make_error(ErrorKind::kUnavailable, "a run that needs stubs has no standby");
-  {
-    // The watch first, then the facts read again: a change between the two readings shows as a
-    // difference, one after them as an event.
-    sb->watch = std::make_unique<FactsWatch>(sb->p.facts);
-    LinuxFacts again;
-    probe_policy_paths(run.policy, again);
-    if (!same_facts(again, sb->p.facts)) sb->watch.reset();
-  }
-  (void)as_given;
+  if (joins_stubs(run)) return make_error(ErrorKind::kUnavailable, "another run holds a stub among its paths");
   const ShimMounts mode = mount_mode(sb->p, true);
   if (mode != ShimMounts::kAll) return make_error(ErrorKind::kUnavailable, "a plan bwrap must place has no standby");
   std::string options = WB_TRY(write_plan(run, sb->p, *sb->launch, true, sb->req.env));
@@ -447,30 +320,27 @@ Result<std::optional<RunOutcome>> run_in_standby(LinuxRun& run, std::shared_ptr<
     return std::optional<RunOutcome>();
   };
   if (run.network_off) return unfit("--network off");
-  if (!standby_alive(*sb->launch, *sb->observer)) return unfit("it ended while it waited");
-  struct pollfd hm = {sb->host_mounts.get(), POLLPRI, 0};
-  if (::poll(&hm, 1, 0) != 0) return unfit("the host's mounts changed since it was made");
-  if (mount_table(sb->init) != sb->own_mounts) return unfit("its mounts changed while it waited");
   if (!stderr_relayable(run.stdio)) return unfit("stderr is not a pipe of its own");
   const double t0 = now_ms();
   const FsPolicy as_given = run.policy;
-  const bool unchanged = sb->watch && sb->watch->unchanged();
-  // Closing an inotify instance waits for the kernel's grace period (milliseconds): not here.
-  if (sb->watch) Graveyard::get().bury([w = std::shared_ptr<FactsWatch>(std::move(sb->watch))] {});
-  auto fresh = prepare_run(run, nullptr, true, unchanged ? &sb->p.facts : nullptr);
-  if (!fresh.ok() || !fresh->stub_list.empty()) {
+  auto fresh = prepare_run(run, nullptr, true);
+  auto refuse = [&](const char* why) {
     run.policy = as_given;  // planned again by the usual path, which says what failed
-    return unfit(fresh.ok() ? "the run needs stubs" : "planning failed");
-  }
+    return unfit(why);
+  };
+  if (!fresh.ok()) return refuse("planning failed");
+  if (!fresh->stub_list.empty()) return refuse("the run needs stubs");
+  if (joins_stubs(run)) return refuse("another run holds a stub among its paths");
   std::string mounts;
   if (key_of(run, *fresh, mount_mode(*fresh, sb->mount_api), sb->run.cwd, &mounts) != sb->key) {
-    run.policy = as_given;
-    return unfit("the plan is not the one it was made from (the settings or the tree changed)");
+    return refuse("the plan is not the one it was made from (the settings or the tree changed)");
   }
-  if (idents_of(mounts) != sb->idents) {
-    run.policy = as_given;
-    return unfit("a file its mounts were taken from was replaced");
-  }
+  if (idents_of(mounts) != sb->idents) return refuse("a file its mounts were taken from was replaced");
+  // Last, right before the command starts in it: the standby itself, as it is now.
+  if (!standby_alive(*sb->launch, *sb->observer)) return refuse("it ended while it waited");
+  struct pollfd hm = {sb->host_mounts.get(), POLLPRI, 0};
+  if (::poll(&hm, 1, 0) != 0) return refuse("the host's mounts changed since it was made");
+  if (mount_table(sb->init) != sb->own_mounts) return refuse("its mounts changed while it waited");
   RunOutcome outcome;
   outcome.observed_writes = true;
   outcome.relayed_stderr = true;
@@ -503,8 +373,8 @@ Result<std::optional<RunOutcome>> run_in_standby(LinuxRun& run, std::shared_ptr<
   const std::vector<std::string> missing = missing_unstubbed(run.policy, p.facts);
   for (const auto& w : p.plan.warnings) log.warn(w);
   const double t1 = now_ms();
-  log.info(fmt::format("planned again in {:.2f} ms ({}): the sandbox prepared ahead fits, the command starts in it",
-                       t1 - t0, unchanged ? "nothing changed where its facts were read" : "every path probed"));
+  log.info(
+      fmt::format("planned again in {:.2f} ms: the sandbox prepared ahead fits, the command starts in it", t1 - t0));
   // The keeper (killed, the sandbox empty) is reaped and the rest closed when the standby is
   // dropped: after the answer, on a thread of its own.
   Result<int> result = standby_go(*sb->launch, req, run.cwd == sb->run.cwd ? std::string() : run.cwd);

@@ -277,7 +277,7 @@ void Server::refresh_others(const std::string& except) {
     }
   }
   for (const auto& id : ids) {
-    standbys_.drop(id);
+    standbys_.drop(id, nullptr, false);
     prepare_next(id);
   }
 }

@@ -53,7 +53,7 @@ void Standbys::refill(const std::string& session, std::shared_ptr<const void> po
   }
 }
 
-void Standbys::drop(const std::string& session, const std::shared_ptr<const void>& retire) {
+void Standbys::drop(const std::string& session, const std::shared_ptr<const void>& retire, bool retire_current) {
   std::shared_ptr<lnx::Standby> old;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -64,9 +64,11 @@ void Standbys::drop(const std::string& session, const std::shared_ptr<const void
     ++slot.generation;
     slot.making = false;
     slot.failures = 0;
-    if (slot.policy) slot.retired.emplace_back(slot.policy);
+    if (retire_current) {
+      if (slot.policy) slot.retired.emplace_back(slot.policy);
+      slot.policy.reset();
+    }
     if (slot.retired.size() > 8) slot.retired.erase(slot.retired.begin());
-    slot.policy.reset();
   }
   made_cv_.notify_all();
 }

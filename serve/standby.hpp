@@ -37,9 +37,11 @@ class Standbys {
   // under it, after session/update or session/close).
   void refill(const std::string& session, std::shared_ptr<const void> policy, engine::RunRequest req,
               bool wait = false);
-  // The session's standby ends (closed, or its settings changed); its policy, and retire (the
-  // session's, when it may have none made yet), are retired.
-  void drop(const std::string& session, const std::shared_ptr<const void>& retire = nullptr);
+  // The session's standby ends. Closed, or its settings changed (retire_current): its policy,
+  // and retire (the session's, when it may have none made yet), are retired. Otherwise (another
+  // session opened or closed: its plan changed, not its policy) it is made again by refill.
+  void drop(const std::string& session, const std::shared_ptr<const void>& retire = nullptr,
+            bool retire_current = true);
   // Every standby ends; nothing more is made.
   void stop();
 

@@ -543,7 +543,37 @@ struct record {
   const char* path;
   int fd;
   int is_dir;
+  int out_of_reach; /* nothing in here can reach it: not placed (out_of_reach) */
 };
+
+/* Whether the way to path is closed for good to the command: a directory on it that we may not
+ * search (EACCES) and that is not ours (a user this namespace does not map, mode 0700, whose
+ * contents root's scan outside could read). The command runs with our uid and no capability, so
+ * it cannot search that directory either, nor chmod it open (only its owner could): no mount
+ * there changes what the command can do (a guard, a mask or a pin is not needed, and a writable
+ * root there is as unreachable with as without its bind). A directory of ours closed with chmod
+ * (an earlier run's trick to hide a repository) is not out of reach: the command could open it
+ * again, so its mounts are placed, and fail the run when they cannot be. */
+static int out_of_reach(const char* path) {
+  int fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) {
+    close(fd);
+    return 0;
+  }
+  if (errno != EACCES) return 0;
+  char buf[4096];
+  if (strlen(path) >= sizeof buf || path[0] != '/') return 0;
+  strcpy(buf, path);
+  /* The first directory on the way that we may not search. */
+  for (char* s = strchr(buf + 1, '/'); s; s = strchr(s + 1, '/')) {
+    *s = 0;
+    struct stat st;
+    int blocked = faccessat(AT_FDCWD, buf, X_OK, AT_EACCESS) != 0 && errno == EACCES;
+    if (blocked) return lstat(buf, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid != geteuid();
+    *s = '/';
+  }
+  return 0;
+}
 
 /* The mounts of MOUNTS_FD (bwrap/plan.hpp, render_shim_mounts). *placed: whether there were
  * any (then bwrap was not given the seccomp filter, and we load it).
@@ -576,7 +606,7 @@ static int place_mounts(int fd, int* placed) {
     if (got == 0) break;
     if (n == cap) r = realloc(r, (cap *= 2) * sizeof *r);
     if (!r) return die("the mount list");
-    r[n++] = (struct record){f[0], f[1], f[2], -1, 0};
+    r[n++] = (struct record){f[0], f[1], f[2], -1, 0, 0};
   }
   int devices_ro = n == 1 && strcmp(r[0].kind, WB_MOUNT_DEVICES_RO) == 0;
   if (!devices_ro && (n < 3 || strcmp(r[0].kind, WB_MOUNT_ROOT) != 0 || strcmp(r[1].kind, WB_MOUNT_DEV) != 0 ||
@@ -605,8 +635,14 @@ static int place_mounts(int fd, int* placed) {
   if (r[1].a[0] && (console = clone_node(r[1].a)) < 0) return 125;
   for (size_t i = 3; i < n; ++i) {
     int ro = strcmp(r[i].kind, WB_MOUNT_RO) == 0;
+    if (!ro && strcmp(r[i].kind, WB_MOUNT_RW) != 0 && strcmp(r[i].kind, WB_MOUNT_TMPFS) != 0) {
+      return errno = EINVAL, die("the mount list");
+    }
+    if (out_of_reach(r[i].path)) {
+      r[i].out_of_reach = 1;
+      continue;
+    }
     if (strcmp(r[i].kind, WB_MOUNT_TMPFS) == 0) continue;
-    if (!ro && strcmp(r[i].kind, WB_MOUNT_RW) != 0) return errno = EINVAL, die("the mount list");
     r[i].fd = clone_tree(r[i].a, r[i].path, (ro ? MOUNT_ATTR_RDONLY : 0) | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
     if (r[i].fd < 0) return 125;
     struct stat st;
@@ -634,6 +670,7 @@ static int place_mounts(int fd, int* placed) {
   if (build_dev(nodes, console) != 0) return 125;
 
   for (size_t i = 3; i < n; ++i) {
+    if (r[i].out_of_reach) continue;
     int in_mask = 0;
     for (size_t j = 3; j < i && !in_mask; ++j) {
       size_t len = strlen(r[j].path);
@@ -654,14 +691,14 @@ static int place_mounts(int fd, int* placed) {
     if (move_to(m, r[i].path) != 0) return 125;
   }
   for (size_t i = 3; i < n; ++i) {
-    if (strcmp(r[i].kind, WB_MOUNT_TMPFS) == 0 && strcmp(r[i].a, "0000") != 0 &&
+    if (strcmp(r[i].kind, WB_MOUNT_TMPFS) == 0 && strcmp(r[i].a, "0000") != 0 && !r[i].out_of_reach &&
         set_attr(AT_FDCWD, r[i].path, 0, MOUNT_ATTR_RDONLY, 0) != 0) {
       return fail_at("mount_setattr", r[i].path);
     }
   }
   if (root_ro && must_be_read_only("/") != 0) return 125;
   for (size_t i = 3; i < n; ++i) {
-    if (strcmp(r[i].kind, WB_MOUNT_RW) != 0 && must_be_read_only(r[i].path) != 0) return 125;
+    if (strcmp(r[i].kind, WB_MOUNT_RW) != 0 && !r[i].out_of_reach && must_be_read_only(r[i].path) != 0) return 125;
   }
   free(r);
   free(buf);

@@ -346,4 +346,16 @@ if is_root; then
   check "propagation: a host mount made during the run got nothing from the command" [ ! -e "$WS/mnt/x" ]
   umount "$WS/mnt"
 fi
+
+# --- Another user's private directory in a writable tree (root's runs with /tmp writable): its
+# repository is found by root's scan but lies out of the sandbox's reach (the user namespace does
+# not map that user); the run still starts, and nothing in it is written.
+if [ "$(id -u)" -eq 0 ] && id wavebox-test >/dev/null 2>&1; then
+  priv="$WS/private-other"
+  mkdir -p "$priv/r" && git -C "$priv/r" init -q && chown -R wavebox-test "$priv" && chmod 700 "$priv"
+  wb run -- sh -c "echo evil > '$priv/r/.git/hooks/pre-commit'; echo ran"
+  check "out of reach: a run with another user's private repository in its tree starts" grep -q '^ran' <<<"$OUT"
+  check "out of reach: and writes nothing there" [ ! -e "$priv/r/.git/hooks/pre-commit" ]
+  rm -rf "$priv"
+fi
 finish

@@ -194,7 +194,27 @@ def main():
         r = srv.result("command/exec", {"sessionId": "S", "command": ["sh", "-c", "echo '{}' > other-settings.json"]})
         check("another session's settings file, opened after the standby: not writable",
               json.loads(read(other)) == {"sandbox": {"enabled": True}})
+        check("after another session opened, this one gets prepared sandboxes again", used(["true"]))
         srv.result("session/close", {"sessionId": "O"})
+
+        # A denyRead path that does not exist: a fresh run holds a stub (placeholder and mask);
+        # a standby made meanwhile must not plan it as a plain file (the mask would go with the
+        # other run's stub).
+        cred = os.path.join(ws, "cred.txt")
+        srv.result("session/update", {"sessionId": "S", "settings": {"sandbox": {"enabled": True, "filesystem": {
+            "denyRead": [cred]}}}})
+        time.sleep(0.3)
+        first = srv.send("command/exec", {"sessionId": "S", "command": ["sh", "-c", "sleep 2.5"]})
+        time.sleep(0.8)
+        srv.result("command/exec", {"sessionId": "S", "command": ["true"]})
+        time.sleep(0.5)
+        late = srv.send("command/exec", {"sessionId": "S", "command": ["sh", "-c", "sleep 3; cat cred.txt"]})
+        srv.wait(first, 30)
+        time.sleep(0.5)
+        open(cred, "w").write("SECRET-CRED\n")
+        r = srv.wait(late, 30).get("result", {})
+        check("a stub another run held: its mask holds after that run ended", "SECRET-CRED" not in out(r))
+        os.unlink(cred)
         srv.result("session/close", {"sessionId": "S"})
         end = time.time() + 5
         while children_of(srv.p.pid) and time.time() < end:
