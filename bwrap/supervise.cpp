@@ -367,6 +367,17 @@ int task_pidfd(pid_t tid) {
 
 bool Supervisor::refuse_creation(Performed& r, const std::string& path, int parent, bool tree) {
   std::string why = refusal(path, parent, tree);
+  if (why.empty() && !writable_(path)) {
+    // Read-only in the plan: refused here as the mounts would refuse it, also where the host
+    // removed a guard's mount meanwhile (an unlink or rename of a mount point detaches it in
+    // every other namespace, the sandbox's included).
+    r.handled = true;
+    r.error = EROFS;
+    r.path = path;
+    // A guard in a writable tree says what refused it (a plain read-only place needs no word).
+    if (writable_(paths::parent(path))) r.refused = "protected: read-only in the sandbox";
+    return true;
+  }
   if (!why.empty()) {
     r.handled = true;
     r.error = EACCES;
@@ -608,6 +619,12 @@ Performed Supervisor::perform_rename(pid_t pid, int nr, const unsigned long long
     std::string from = paths::join(op.path, op.name);
     r = failed(r, paths::is_within(from, l->path) ? EROFS : EBUSY);
     r.refused = l->why;
+    r.path = from;
+    return r;
+  }
+  if (!writable_(paths::join(op.path, op.name))) {  // (refuse_creation: its mount may be gone)
+    std::string from = paths::join(op.path, op.name);
+    r = failed(r, EROFS);
     r.path = from;
     return r;
   }

@@ -101,6 +101,10 @@ bool Supervisor::create_fresh(pid_t pid, const Parent& p, int flags, mode_t mode
     r.refused = why;
     return true;
   }
+  if (!writable_(r.path)) {  // as the mounts would, had the host not removed one (read_only_here)
+    r.error = EROFS;
+    return true;
+  }
   UmaskScope u(umask_of(pid));
   int fd = ::openat(p.fd.get(), p.name.c_str(), flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                     mode & ~(S_ISUID | S_ISGID | S_IWOTH));
@@ -207,6 +211,14 @@ Performed Supervisor::open_for_write(pid_t pid, long long dirfd, const std::stri
       path = target[0] == '/' ? target : p.path + "/" + target;
       dirfd = AT_FDCWD;
       continue;
+    }
+    // A file the plan keeps read-only, refused here too: its mount may be gone (the host
+    // replaced the file: an unlink or a rename over a mount point detaches the mount in every
+    // other namespace, this sandbox's included, and the new file is the workspace's).
+    if (S_ISREG(st.st_mode) && ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) && !writable_(r.path)) {
+      r = with_error(r, EROFS);
+      if (writable_(p.path)) r.refused = "protected: read-only in the sandbox";
+      return r;
     }
     // A socket cannot be opened; /dev/tty is the caller's controlling terminal, and the
     // sandbox's processes have none (a session of their own).

@@ -347,6 +347,26 @@ if is_root; then
   umount "$WS/mnt"
 fi
 
+# --- The host replaces protected files while a run waits (git config renames over .git/config,
+# a checkout unlinks and creates .envrc): that detaches the sandbox's read-only binds of them,
+# and the command, waiting for it, writes the new files. The supervisor refuses by the plan too.
+printf 'export A=1\n' > "$WS/.envrc"
+rm -f "$WS/started" "$WS/go"
+(cd "$WS" && "$WAVEBOX" run -- sh -c 'touch started; i=0; while [ ! -e go ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
+  printf "[core]\n\tfsmonitor = touch planted-fsmonitor\n" >> .git/config; echo "touch planted-envrc" >> .envrc
+  mv .git/config .git/config.x 2>/dev/null; printf "[core]\n\tfsmonitor = x\n" > .git/config.new && mv .git/config.new .git/config
+  true' >/dev/null 2>&1) &
+pid=$!
+for i in $(seq 1 200); do [ -e "$WS/started" ] && break; sleep 0.05; done
+git -C "$WS" config wavebox.test 1
+rm -f "$WS/.envrc" && printf 'export A=2\n' > "$WS/.envrc"
+touch "$WS/go"
+wait $pid
+check "replaced while the run waits: .git/config was not written" bash -c '! grep -q fsmonitor "$0/.git/config"' "$WS"
+check "replaced while the run waits: .envrc was not written" [ "$(cat "$WS/.envrc")" = "export A=2" ]
+rm -f "$WS/.envrc" "$WS/.git/config.x" "$WS/.git/config.new" "$WS/started" "$WS/go"
+git -C "$WS" config --unset wavebox.test
+
 # --- Another user's private directory in a writable tree (root's runs with /tmp writable): its
 # repository is found by root's scan but lies out of the sandbox's reach (the user namespace does
 # not map that user); the run still starts, and nothing in it is written.
