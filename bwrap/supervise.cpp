@@ -430,8 +430,8 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
     case SYS_lchown:
     case SYS_fchownat:
     case SYS_utimensat: {
-      // Carried out by the kernel, which the mounts restrain; a late guard has no mount.
-      if (late_ro_.empty()) return {};
+      // Carried out by the kernel, which the mounts restrain; a late guard has no mount, and a
+      // guard's mount may be gone (the host replaced the file): its target is checked here.
       listener_ = listener;
       id_ = id;
       NoCapsScope no_caps;

@@ -54,6 +54,12 @@ Performed Supervisor::late_target(pid_t pid, int nr, const unsigned long long* a
     r.refused = l->why;
     return r;
   }
+  // A guard in a writable tree, by the plan (its mount may be gone: the host replaced the file).
+  if (!writable_(r.path) && writable_(p.path)) {
+    r = failed(r, EROFS);
+    r.refused = "protected: read-only in the sandbox";
+    return r;
+  }
   // chmod, truncate, chown and utimes follow a final symbolic link (unless told not to): what it
   // leads to, on the sandbox's tree, is checked too.
   const bool nofollow =
@@ -70,6 +76,12 @@ Performed Supervisor::late_target(pid_t pid, int nr, const unsigned long long* a
     if (const Late* l = late_guard(real, false)) {
       r = failed(r, EROFS);
       r.refused = l->why;
+      r.path = real;
+      return r;
+    }
+    if (!writable_(real) && writable_(paths::parent(real))) {
+      r = failed(r, EROFS);
+      r.refused = "protected: read-only in the sandbox";
       r.path = real;
       return r;
     }

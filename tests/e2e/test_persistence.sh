@@ -355,6 +355,7 @@ rm -f "$WS/started" "$WS/go"
 (cd "$WS" && "$WAVEBOX" run -- sh -c 'touch started; i=0; while [ ! -e go ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
   printf "[core]\n\tfsmonitor = touch planted-fsmonitor\n" >> .git/config; echo "touch planted-envrc" >> .envrc
   mv .git/config .git/config.x 2>/dev/null; printf "[core]\n\tfsmonitor = x\n" > .git/config.new && mv .git/config.new .git/config
+  chmod 666 .envrc; touch -d 2001-01-01 .envrc; rm -f .git/config
   true' >/dev/null 2>&1) &
 pid=$!
 for i in $(seq 1 200); do [ -e "$WS/started" ] && break; sleep 0.05; done
@@ -364,6 +365,9 @@ touch "$WS/go"
 wait $pid
 check "replaced while the run waits: .git/config was not written" bash -c '! grep -q fsmonitor "$0/.git/config"' "$WS"
 check "replaced while the run waits: .envrc was not written" [ "$(cat "$WS/.envrc")" = "export A=2" ]
+check "replaced while the run waits: nor re-moded, nor re-dated" \
+  bash -c '[ "$(stat -c %a "$0")" != 666 ] && [ "$(stat -c %Y "$0")" -gt 1000000000 ]' "$WS/.envrc"
+check "replaced while the run waits: .git/config was not removed" [ -f "$WS/.git/config" ]
 rm -f "$WS/.envrc" "$WS/.git/config.x" "$WS/.git/config.new" "$WS/started" "$WS/go"
 git -C "$WS" config --unset wavebox.test
 
