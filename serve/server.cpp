@@ -327,6 +327,7 @@ json Server::initialize(const json& p) {
     if (const json* pa = member(*caps, "prepareAhead")) {
       if (!pa->is_boolean()) throw RpcError{kInvalidParams, "\"prepareAhead\" must be true or false"};
       prepare_ahead_ = pa->get<bool>();
+      if (!prepare_ahead_) refresh_others("");  // turned off: what was made ahead ends now
     }
     if (const json* t = member(*caps, "networkApprovalTimeoutMs")) {
       if (!t->is_number() || t->get<double>() < 1 || t->get<double>() > 600000) {
@@ -776,7 +777,7 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
     req.stdio[0] = input || interactive ? in_rd.get() : null.get();
     req.stdio[1] = out_wr.get();
     req.stdio[2] = err_wr.get();
-    req.standby = standbys_.take(proc->session, policy.get());
+    if (prepare_ahead_) req.standby = standbys_.take(proc->session, policy.get());
     auto prepared = engine::prepare(std::move(req));
     if (!prepared.ok()) {
       const Error& e = prepared.error();

@@ -236,6 +236,21 @@ def main():
                   not init["capabilities"]["prepareAhead"] and children_of(s2.p.pid) == [])
         finally:
             s2.close(20)
+    # Turned off after sessions have one: what was made ahead ends, and is not used.
+    s3 = Server(WAVEBOX, cwd=base, env=env)
+    try:
+        s3.result("initialize")
+        s3.result("session/open", {"sessionId": "U", "cwd": ws, "settings": {"sandbox": {"enabled": True}}})
+        had = len(children_of(s3.p.pid))
+        s3.result("initialize", {"capabilities": {"prepareAhead": False}})
+        end = time.time() + 5
+        while children_of(s3.p.pid) and time.time() < end:
+            time.sleep(0.05)
+        r = s3.result("command/exec", {"sessionId": "U", "command": ["true"]})
+        check("prepareAhead turned off later: the standby made ends and is not used",
+              had == 1 and children_of(s3.p.pid) == [] and not ahead(r) and r["exitCode"] == 0)
+    finally:
+        s3.close(20)
     shutil.rmtree(base, ignore_errors=True)
     print(f"{checks[0] - checks[1]} passed, {checks[1]} failed")
     return 1 if checks[1] else 0
