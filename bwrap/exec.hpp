@@ -131,6 +131,10 @@ struct ExecRequest {
 std::string encode_limits(long long cpu_seconds, long long processes, long long memory_mb);
 std::string encode_spec(const std::string& limits, const std::string& exe, const std::vector<std::string>& command);
 
+// Writes bwrap's options into its pipe (EPIPE, not SIGPIPE, when bwrap is gone). Internal to
+// bwrap/: the launch (bwrap/launch.cpp) and the start (bwrap/exec.cpp) send them.
+Status send_options(const std::string& data, int to);
+
 // A new memory file (close-on-exec), for the launch's fds.
 Result<sys::Fd> new_memfd(const char* name);
 // bwrap's options as `--args` reads them (NUL-separated), with the --json-status-fd exec_bwrap
