@@ -201,7 +201,8 @@ bool all_mounted(const std::string& table, const std::string& mounts) {
 
 // A process's mount table as text, "" when it cannot be read.
 std::string mount_table(pid_t pid) {
-  auto t = sys::read_file(pid > 0 ? fmt::format("/proc/{}/mountinfo", pid) : std::string("/proc/self/mountinfo"));
+  if (pid <= 0) return {};
+  auto t = sys::read_file(fmt::format("/proc/{}/mountinfo", pid));
   return t.ok() ? *t : std::string();
 }
 

@@ -375,7 +375,7 @@ bool Supervisor::refuse_creation(Performed& r, const std::string& path, int pare
     r.error = EROFS;
     r.path = path;
     // A guard in a writable tree says what refused it (a plain read-only place needs no word).
-    if (writable_(paths::parent(path))) r.refused = "protected: read-only in the sandbox";
+    if (writable_(paths::parent(path))) r.refused = kProtected;
     return true;
   }
   if (!why.empty()) {
@@ -649,7 +649,7 @@ Performed Supervisor::perform_rename(pid_t pid, int nr, const unsigned long long
     if (!writable_(r.path)) {
       std::string path = r.path;
       r = failed(r, EROFS);
-      r.refused = "protected: read-only in the sandbox";
+      r.refused = kProtected;
       r.path = path;
       return r;
     }

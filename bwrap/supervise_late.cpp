@@ -57,7 +57,7 @@ Performed Supervisor::late_target(pid_t pid, int nr, const unsigned long long* a
   // A guard in a writable tree, by the plan (its mount may be gone: the host replaced the file).
   if (!writable_(r.path) && writable_(p.path)) {
     r = failed(r, EROFS);
-    r.refused = "protected: read-only in the sandbox";
+    r.refused = kProtected;
     return r;
   }
   // chmod, truncate, chown and utimes follow a final symbolic link (unless told not to): what it
@@ -81,7 +81,7 @@ Performed Supervisor::late_target(pid_t pid, int nr, const unsigned long long* a
     }
     if (!writable_(real) && writable_(paths::parent(real))) {
       r = failed(r, EROFS);
-      r.refused = "protected: read-only in the sandbox";
+      r.refused = kProtected;
       r.path = real;
       return r;
     }
