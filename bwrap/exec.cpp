@@ -350,7 +350,7 @@ void Supervision::loop() {
     const bool waits_for_check = late_pending_ && !late_started_ && observe_ && observer().ready() && !observer_hup_;
     // 0-8 fixed; 9: the resolver; 10 on: the transparent listeners (a name looked up, or a
     // connection to one, starts the proxy as a proxied connection does).
-    struct pollfd p[10 + WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS] = {
+    struct pollfd p[10 + WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS + WB_MAX_FUSE_MASKS] = {
         {exited_ ? -1 : L_.keeper_pidfd.get(), POLLIN, 0},
         {status_eof_ ? -1 : L_.status_rd.get(), POLLIN, 0},
         {err_eof_ ? -1 : L_.err_rd.get(), POLLIN, 0},
@@ -365,14 +365,21 @@ void Supervision::loop() {
     nfds_t np = 10;
     p[np++] = {proxy_started_ ? -1 : child_.listeners.dns_tcp.get(), POLLIN, 0};
     for (const auto& t : child_.listeners.transparent) {
-      if (np < sizeof p / sizeof p[0]) p[np++] = {proxy_started_ ? -1 : t.get(), POLLIN, 0};
+      if (np < 10 + WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS) p[np++] = {proxy_started_ ? -1 : t.get(), POLLIN, 0};
     }
+    // Then the read masks served by FUSE: a request is a read the command tried.
+    const nfds_t net_end = np;
+    const size_t masks = observe_ ? observer().fuse().size() : 0;
+    for (size_t i = 0; i < masks; ++i) p[np++] = {observer().fuse().fd(i), POLLIN, 0};
     int n = ::poll(p, np, timeout_ms);
     if (n < 0 && errno != EINTR) break;
     ++wakeups_;
     bool first_connection = false;
     for (nfds_t i : {4, 5}) first_connection |= p[i].revents != 0;
-    for (nfds_t i = 9; i < np; ++i) first_connection |= p[i].revents != 0;
+    for (nfds_t i = 9; i < net_end; ++i) first_connection |= p[i].revents != 0;
+    for (size_t i = 0; i < masks; ++i) {
+      if (p[net_end + i].revents) observer().serve_fuse(i);
+    }
     if (!proxy_started_ && first_connection) start_proxy();
     if (p[8].revents) {
       // The plan's check is done: what it found goes to the observer before it answers anything.

@@ -126,14 +126,24 @@ Observer::~Observer() {
 }
 
 bool Observer::receive_listener() {
-  char byte;
-  int fd = -1;
-  if (sys::recv_fds(ours_.get(), &fd, 1, &byte, 1) != 1 || byte != WB_WORD_LISTENERS) {
-    if (fd >= 0) ::close(fd);
+  // The word, a byte per FUSE mask asked for; the listener, then the served masks' connections.
+  char word[1 + WB_MAX_FUSE_MASKS];
+  int fds[1 + WB_MAX_FUSE_MASKS];
+  const size_t want = 1 + fuse_.expected();
+  size_t got_bytes = 0;
+  int got = sys::recv_fds(ours_.get(), fds, 1 + WB_MAX_FUSE_MASKS, word, want, &got_bytes);
+  bool ok = got >= 1 && got_bytes == want && word[0] == WB_WORD_LISTENERS;
+  if (ok) {
+    ok = fuse_.adopt(word + 1, want - 1, fds + 1, static_cast<size_t>(got - 1));  // takes fds[1..] either way
+  } else {
+    for (int i = 1; i < got; ++i) ::close(fds[i]);
+  }
+  if (!ok) {
+    if (got >= 1) ::close(fds[0]);
     ours_.reset();
     return false;
   }
-  listener_.reset(fd);
+  listener_.reset(fds[0]);
   // The shim waits for this before it starts the command (see bwrap/shim/shim.c).
   char ack = WB_WORD_ACK;
   (void)!::send(ours_.get(), &ack, 1, MSG_NOSIGNAL);

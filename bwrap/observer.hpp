@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bwrap/fuse_masks.hpp"
 #include "bwrap/supervise.hpp"
 #include "core/log.hpp"
 #include "core/sys/fd.hpp"
@@ -44,6 +45,12 @@ class Observer {
   void add_late_read_only(const std::vector<std::string>& paths, const std::string& why) {
     supervisor_.add_late_read_only(paths, why);
   }
+  // The read masks the shim was asked to serve by FUSE; their connections come with the listener.
+  void set_fuse_masks(std::vector<FuseMask> masks) { fuse_.expect(std::move(masks)); }
+  FuseMasks& fuse() { return fuse_; }
+  const FuseMasks& fuse() const { return fuse_; }
+  // When fuse().fd(i) is readable (the supervision loop polls them): refusals go to the sink.
+  void serve_fuse(size_t i) { fuse_.serve(i, sink_); }
   int socket_fd() const { return ours_.get(); }        // poll: the listener, then the end, arrive here
   int listener_fd() const { return listener_.get(); }  // poll: notifications arrive here
   bool ready() const { return listener_.valid(); }
@@ -83,6 +90,7 @@ class Observer {
   std::function<void(const Violation&)> sink_;
   const Logger* log_ = &log::process();
   Supervisor supervisor_;
+  FuseMasks fuse_;
   sys::Fd ours_, listener_;
   void handle_one();
   struct Observed {

@@ -443,8 +443,25 @@ bool shim_can_place(const Plan& plan) {
   });
 }
 
+namespace {
+bool fuse_eligible(const MountOp& op) {
+  return (op.kind == MountKind::kMaskDir && !op.has_inner) || op.kind == MountKind::kMaskFile;
+}
+}  // namespace
+
+std::vector<FuseMask> fuse_masks(const Plan& plan, const LinuxFacts& facts) {
+  std::vector<FuseMask> out;
+  if (!facts.fuse) return out;
+  for (const auto& op : plan.mounts) {
+    if (out.size() == WB_MAX_FUSE_MASKS) break;
+    if (fuse_eligible(op)) out.push_back({op.path, op.kind == MountKind::kMaskDir});
+  }
+  return out;
+}
+
 std::string render_shim_mounts(const Plan& plan, const LinuxFacts& facts, const std::string& console) {
   std::string out;
+  size_t fuse_left = facts.fuse ? WB_MAX_FUSE_MASKS : 0;  // as fuse_masks() counts
   auto record = [&](const char* kind, const std::string& a, const std::string& dst) {
     for (const std::string& f : {std::string(kind), a, dst}) {
       out += f;
@@ -470,10 +487,20 @@ std::string render_shim_mounts(const Plan& plan, const LinuxFacts& facts, const 
         record(WB_MOUNT_RO, op.path, op.path);
         break;
       case MountKind::kMaskFile:
-        record(WB_MOUNT_RO, facts.placeholder_file, op.path);
+        if (fuse_left > 0) {
+          --fuse_left;
+          record(WB_MOUNT_FUSE_FILE, facts.placeholder_file, op.path);
+        } else {
+          record(WB_MOUNT_RO, facts.placeholder_file, op.path);
+        }
         break;
       case MountKind::kMaskDir:
-        record(WB_MOUNT_TMPFS, op.has_inner ? "0711" : "0000", op.path);
+        if (fuse_left > 0 && fuse_eligible(op)) {
+          --fuse_left;
+          record(WB_MOUNT_FUSE_DIR, "0000", op.path);
+        } else {
+          record(WB_MOUNT_TMPFS, op.has_inner ? "0711" : "0000", op.path);
+        }
         break;
     }
   }

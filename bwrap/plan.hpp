@@ -33,6 +33,8 @@ struct LinuxFacts {
   std::string placeholder_file;           // an empty file with mode 0000, bound over unreadable files
   std::map<std::string, PathFact> paths;  // every path the policy names, probed
   std::set<std::string> stubs;            // paths that are this run's stubs (empty, ours)
+  // Read masks may be FUSE filesystems that report each lookup (/dev/fuse can be opened).
+  bool fuse = false;
 };
 
 enum class MountKind { kVisible, kRwBind, kPin, kCarve, kRoBind, kMaskDir, kMaskFile };
@@ -103,8 +105,19 @@ bool shim_can_place(const Plan& plan);
 // at /dev/console, or empty), then "proc" ("new"|"host") "/proc" (a new proc for the sandbox's
 // pid namespace, or the host's left in place, read-only), then the plan's mounts in order: "rw" SOURCE TARGET and "ro"
 // SOURCE TARGET (binds of the host's SOURCE), "tmpfs" MODE TARGET (a directory mask: mode 0000, or 0711 when it holds
-// mounts, read-only once they are placed). For kDevicesReadOnly the list is the single record "devices-ro" "" "/dev".
+// mounts, read-only once they are placed). With facts.fuse, the masks of fuse_masks() are instead "fuse-dir" "0000"
+// TARGET and "fuse-file" PLACEHOLDER TARGET (the old mask is the shim's fallback). For kDevicesReadOnly the list is
+// the single record "devices-ro" "" "/dev".
 std::string render_shim_mounts(const Plan& plan, const LinuxFacts& facts, const std::string& console);
+
+// The read masks the shim is asked to serve by FUSE, in the mount list's order: directory masks
+// that hold no mount and file masks, the first WB_MAX_FUSE_MASKS of them (none without
+// facts.fuse). The rest keep the tmpfs or the placeholder, reported from stderr only.
+struct FuseMask {
+  std::string path;
+  bool is_dir = false;
+};
+std::vector<FuseMask> fuse_masks(const Plan& plan, const LinuxFacts& facts);
 std::string render_shim_devices_read_only();
 
 // Computes the ordered mount list, or the stubs needed first, or an error for a guard that cannot

@@ -53,7 +53,10 @@ bool plan_stays_out_of_dev_and_proc(const FsPolicy& policy, const std::string& c
 // The filter compiled into the launch, the mount list written; bwrap's options returned.
 Result<std::string> write_plan(const LinuxRun& run, const Prepared& p, Launch& launch, bool mount_api,
                                const std::vector<std::string>& env);
-void scan_for_denied_reads(const std::string& line, const Plan& plan, const std::string& cwd, ViolationLog& log);
+// exact: the masks served by FUSE, whose reads are reported from the kernel (skipped here).
+class FuseMasks;
+void scan_for_denied_reads(const std::string& line, const Plan& plan, const std::string& cwd, ViolationLog& log,
+                           const FuseMasks* exact = nullptr);
 std::vector<std::string> missing_unstubbed(const FsPolicy& policy, const LinuxFacts& facts);
 void warn_appeared(const Logger& log, const std::vector<std::string>& missing);
 void after_run(const LinuxRun& run, Prepared& p, const Observer& observer, const std::vector<std::string>& missing,

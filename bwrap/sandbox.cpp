@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
@@ -54,6 +55,7 @@ Result<Prepared> prepare_run(LinuxRun& run, sys::StubRegistry* stubs, bool late)
   p.facts.bwrap_path = run.bwrap;
   std::copy(std::begin(run.bwrap_version), std::end(run.bwrap_version), p.facts.bwrap_version);
   p.facts.placeholder_file = run.state.placeholder;
+  p.facts.fuse = fuse_masks_available();
   std::map<std::string, PathKind> simulated;  // `wrap`: stubs it would create, as if they existed
   for (int round = 0; round < 4; ++round) {
     if (!stubs) p.facts.paths.clear();  // `wrap` simulates its stubs on fresh facts each round
@@ -189,7 +191,8 @@ bool stderr_relayable(const int stdio[3]) {
 
 // Paths in an error line ("cat: /home/u/.ssh/id_rsa: Permission denied") that lie under a read
 // mask. Relative paths are taken against the command's directory.
-void scan_for_denied_reads(const std::string& line, const Plan& plan, const std::string& cwd, ViolationLog& log) {
+void scan_for_denied_reads(const std::string& line, const Plan& plan, const std::string& cwd, ViolationLog& log,
+                           const FuseMasks* exact) {
   static const std::string kStop = " \t:'\"`,;()[]{}<>|";
   size_t i = 0;
   while (i < line.size()) {
@@ -202,7 +205,7 @@ void scan_for_denied_reads(const std::string& line, const Plan& plan, const std:
     if (tok.find('/') == std::string::npos || tok.size() > 4096) continue;
     while (tok.size() > 1 && (tok.back() == '.' || tok.back() == '/')) tok.pop_back();
     std::string abs = tok[0] == '/' ? paths::normalize(tok) : paths::normalize(cwd + "/" + tok);
-    if (read_masked(plan, abs)) log.add({"file-read", abs, ""});
+    if (read_masked(plan, abs) && !(exact && exact->covers(abs))) log.add({"file-read", abs, ""});
   }
 }
 
@@ -259,6 +262,20 @@ bool shim_mounts_available() {
   if (::syscall(SYS_fsconfig, -1, 0, nullptr, nullptr, 0) != 0 && errno == ENOSYS) return false;
   if (::syscall(SYS_fsmount, -1, 0, 0) < 0 && errno == ENOSYS) return false;
   return true;
+}
+
+// Read masks served by FUSE (bwrap/fuse_masks.hpp) need /dev/fuse open to the caller: the shim
+// opens it in the sandbox's user namespace, as the caller. WAVEBOX_FUSE=0 keeps the old masks
+// (tests run both ways).
+bool fuse_masks_available(std::string* why) {
+  const char* env = std::getenv("WAVEBOX_FUSE");
+  if (env && std::string(env) == "0") {
+    if (why) *why = "WAVEBOX_FUSE=0";
+    return false;
+  }
+  if (::access("/dev/fuse", R_OK | W_OK) == 0) return true;
+  if (why) *why = fmt::format("/dev/fuse cannot be opened for reading and writing ({})", std::strerror(errno));
+  return false;
 }
 
 // The terminal bwrap would bind at /dev/console: the one on stdout, if it is one.
@@ -423,7 +440,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
     outcome.relayed_stderr = true;
     req.stderr_line = [&](const std::string& line) {
       ViolationLog found;
-      scan_for_denied_reads(line, plan, run.cwd, found);
+      scan_for_denied_reads(line, plan, run.cwd, found, &observer.fuse());
       for (const auto& v : found.items()) sink(v);
     };
   }
@@ -463,6 +480,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
                        shim_places ? "the shim" : "bwrap", early ? "; bwrap started before the plan" : "",
                        stubs.held()));
   std::string options = WB_TRY(write_plan(run, p, *launch, mount_api, req.env));
+  if (mount_mode(p, mount_api) == ShimMounts::kAll) observer.set_fuse_masks(fuse_masks(p.plan, p.facts));
   log.timing("starting");
   Result<int> result = 0;
   if (early && options != early_options) {

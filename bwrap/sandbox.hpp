@@ -87,5 +87,9 @@ std::string shim_path();
 // Whether wavebox-shim places the plain read-only mounts itself (Linux 5.12+ mount API, and
 // WAVEBOX_SHIM_MOUNTS is not 0); otherwise bwrap places every mount.
 bool shim_mounts_available();
+// Whether read masks can be FUSE filesystems that report each read (/dev/fuse opens for the
+// caller, and WAVEBOX_FUSE is not 0); otherwise reads are recognised in a relayed stderr only
+// (*why: the reason).
+bool fuse_masks_available(std::string* why = nullptr);
 
 }  // namespace wb::lnx

@@ -70,10 +70,10 @@ std::vector<Ident> idents_of(const std::string& mounts) {
   const char* end = p + mounts.size();
   const char* f[3];
   while (wb_next_mount(&p, end, f) == 1) {
-    if (!std::strcmp(f[0], WB_MOUNT_RW) || !std::strcmp(f[0], WB_MOUNT_RO)) {
+    if (!std::strcmp(f[0], WB_MOUNT_RW) || !std::strcmp(f[0], WB_MOUNT_RO) || !std::strcmp(f[0], WB_MOUNT_FUSE_FILE)) {
       out.push_back(ident(f[1]));
       out.push_back(ident(f[2]));
-    } else if (!std::strcmp(f[0], WB_MOUNT_TMPFS)) {
+    } else if (!std::strcmp(f[0], WB_MOUNT_TMPFS) || !std::strcmp(f[0], WB_MOUNT_FUSE_DIR)) {
       out.push_back(ident(f[2]));
     }
   }
@@ -192,8 +192,9 @@ bool all_mounted(const std::string& table, const std::string& mounts) {
   const char* end = p + mounts.size();
   const char* f[3];
   while (wb_next_mount(&p, end, f) == 1) {
-    const bool placed =
-        !std::strcmp(f[0], WB_MOUNT_RW) || !std::strcmp(f[0], WB_MOUNT_RO) || !std::strcmp(f[0], WB_MOUNT_TMPFS);
+    const bool placed = !std::strcmp(f[0], WB_MOUNT_RW) || !std::strcmp(f[0], WB_MOUNT_RO) ||
+                        !std::strcmp(f[0], WB_MOUNT_TMPFS) || !std::strcmp(f[0], WB_MOUNT_FUSE_DIR) ||
+                        !std::strcmp(f[0], WB_MOUNT_FUSE_FILE);
     if (placed && !points.count(f[2])) return false;
   }
   return true;
@@ -292,6 +293,7 @@ Result<std::shared_ptr<Standby>> make_standby(LinuxRun run) {
   const ShimMounts mode = mount_mode(sb->p, true);
   if (mode != ShimMounts::kAll) return make_error(ErrorKind::kUnavailable, "a plan bwrap must place has no standby");
   std::string options = WB_TRY(write_plan(run, sb->p, *sb->launch, true, sb->req.env));
+  sb->observer->set_fuse_masks(fuse_masks(sb->p.plan, sb->p.facts));
   if (early) {
     if (options != early_options) return make_error(ErrorKind::kUnavailable, "the plan reaches into /dev or /proc");
     options.clear();
@@ -359,7 +361,7 @@ Result<std::optional<RunOutcome>> run_in_standby(LinuxRun& run, std::shared_ptr<
   };
   req.stderr_line = [&](const std::string& line) {
     ViolationLog found;
-    scan_for_denied_reads(line, p.plan, run.cwd, found);
+    scan_for_denied_reads(line, p.plan, run.cwd, found, &raw->observer->fuse());
     for (const auto& v : found.items()) sink(v);
   };
   req.on_listeners = [&](sys::NetListeners listeners) -> Status {

@@ -66,6 +66,13 @@ nlohmann::json facts(const Options& o, const Environment& env, Probed& p) {
   // Who places the sandbox's mounts (the key kept its first name: only read-only ones moved then).
   j["readOnlyMounts"] = lnx::shim_mounts_available() ? "wavebox-shim (mount API)" : "bwrap";
   j["mountsPlacedBy"] = j["readOnlyMounts"];
+  // How a refused read reaches the report: from the kernel (a FUSE mask), or from stderr only.
+  std::string no_fuse;
+  const bool exact = lnx::fuse_masks_available(&no_fuse) && lnx::shim_mounts_available();
+  if (!exact && no_fuse.empty()) no_fuse = "bwrap places the mounts";
+  j["readReports"] = {{"exact", exact},
+                      {"how", exact ? "each read mask is a FUSE filesystem: every lookup and open in it is reported"
+                                    : "recognised in the command's stderr, when it is a pipe of its own: " + no_fuse}};
   j["settingsFiles"] = env.read_files;
   j["builtinDefaultProfile"] = s.builtin_default;
   j["policy"] = {{"enabled", s.sandbox.enabled},
@@ -91,6 +98,8 @@ nlohmann::json facts(const Options& o, const Environment& env, Probed& p) {
       for (const auto& x : pol.allow_read) v.push_back(x);
       j["policy"]["filesystem"]["visible"] = v;
       j["mountsPlacedBy"] = "bwrap (mode strict: an empty root)";
+      j["readReports"] = {{"exact", false},
+                          {"how", "recognised in the command's stderr, when it is a pipe of its own: mode strict"}};
     }
     // What a client inside has: the proxies, and for the others the sandbox's own resolver and
     // the transparent ports (80, 443 and the allowlist's own).
@@ -135,6 +144,8 @@ void print_facts(const nlohmann::json& j, const Environment& env, const Probed& 
   std::printf("  [%s] state dir   %s\n", mark(state.ok()), j["stateDir"].get<std::string>().c_str());
   std::printf("  sandbox usable  %s\n", usable ? "yes" : "no");
   std::printf("  mounts placed by %s\n", j["mountsPlacedBy"].get<std::string>().c_str());
+  std::printf("  refused reads   %s%s\n", j["readReports"]["exact"].get<bool>() ? "exact: " : "",
+              j["readReports"]["how"].get<std::string>().c_str());
   std::printf("  settings        %s\n", s.builtin_default ? "built-in default profile" : "");
   for (const auto& f : env.read_files) std::printf("                  %s\n", f.c_str());
   std::printf("  sandbox.enabled %s, mode %s\n", s.sandbox.enabled ? "true" : "false", mode_name(s.sandbox.mode));

@@ -39,6 +39,7 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
+#include <linux/fuse.h>
 #include <linux/mount.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -197,7 +198,7 @@ static void add_local_addresses(void) {
 /* The C twin of core/sys/fdpass.cpp's send_fds: this static program links no C++ library. */
 static int send_fds(int sock, const int* fds, int n, const void* data, size_t len) {
   union {
-    char buf[CMSG_SPACE(sizeof(int) * (WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS))];
+    char buf[CMSG_SPACE(sizeof(int) * (WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS + 1 + WB_MAX_FUSE_MASKS))];
     struct cmsghdr align;
   } ctl;
   memset(&ctl, 0, sizeof ctl);
@@ -370,6 +371,67 @@ static int new_fs(const char* type, const char* const* opts, unsigned attrs, con
   if (m < 0) return fail_at("fsmount", dst), -1;
   return m;
 }
+
+/* A read mask that reports (WB_MOUNT_FUSE_*): a FUSE filesystem of one node, a directory or a
+ * file, on the connection dev (/dev/fuse, opened by us: the kernel wants the mount made in the
+ * user namespace that opened it). wavebox serves its requests (bwrap/fuse_masks.cpp); its first,
+ * FUSE_INIT, is answered here, so that nothing waits for wavebox but the command. allow_other:
+ * only processes of this user namespace reach it; the host's, wavebox's own included, get
+ * EACCES from the kernel without a request. Detached, read-only, noexec; -1 with nothing
+ * printed when any step fails (the caller places the old mask instead). */
+static int new_fuse(int dev, int is_dir) {
+  int fs = (int)syscall(SYS_fsopen, "fuse", FSOPEN_CLOEXEC);
+  if (fs < 0) return -1;
+  char fd_s[16], uid_s[16], gid_s[16];
+  snprintf(fd_s, sizeof fd_s, "%d", dev);
+  snprintf(uid_s, sizeof uid_s, "%u", (unsigned)getuid());
+  snprintf(gid_s, sizeof gid_s, "%u", (unsigned)getgid());
+  const char* opts[] = {"source",  "wavebox", "fd",       fd_s,  "rootmode",    is_dir ? "40000" : "100000",
+                        "user_id", uid_s,     "group_id", gid_s, "allow_other", NULL,
+                        NULL};
+  for (int i = 0; opts[i]; i += 2) {
+    int r = opts[i + 1] ? (int)syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, opts[i], opts[i + 1], 0)
+                        : (int)syscall(SYS_fsconfig, fs, FSCONFIG_SET_FLAG, opts[i], NULL, 0);
+    if (r != 0) return close(fs), -1;
+  }
+  if (syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) != 0) return close(fs), -1;
+  int m = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+                       MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+  close(fs);
+  if (m < 0) return -1;
+  /* The kernel queued FUSE_INIT when the filesystem was made (a read needs FUSE_MIN_READ_BUFFER). */
+  static char req[FUSE_MIN_READ_BUFFER + 4096];
+  ssize_t n;
+  do {
+    n = read(dev, req, sizeof req);
+  } while (n < 0 && errno == EINTR);
+  struct fuse_in_header* in = (struct fuse_in_header*)req;
+  if (n < (ssize_t)(sizeof *in + sizeof(struct fuse_init_in)) || in->opcode != FUSE_INIT) {
+    close(m);
+    return errno = EPROTO, -1;
+  }
+  struct {
+    struct fuse_out_header h;
+    struct fuse_init_out o;
+  } reply;
+  memset(&reply, 0, sizeof reply);
+  reply.h.len = sizeof reply;
+  reply.h.unique = in->unique;
+  reply.o.major = FUSE_KERNEL_VERSION;
+  reply.o.minor = FUSE_KERNEL_MINOR_VERSION;
+  reply.o.max_write = 4096;
+  reply.o.time_gran = 1;
+  if (write(dev, &reply, sizeof reply) != (ssize_t)sizeof reply) {
+    close(m);
+    return errno = EPROTO, -1;
+  }
+  return m;
+}
+
+/* The FUSE masks placed (their connections, for wavebox) and a byte per WB_MOUNT_FUSE_* record. */
+static int fuse_served[WB_MAX_FUSE_MASKS];
+static char fuse_flags[WB_MAX_FUSE_MASKS];
+static int n_fuse_served, n_fuse_records;
 
 /* Creates a missing mount point (and its missing parents), only inside a directory mask this
  * shim placed (in_mask): the host's paths were there when planned, so elsewhere a missing one
@@ -544,6 +606,9 @@ struct record {
   int fd;
   int is_dir;
   int out_of_reach; /* nothing in here can reach it: not placed (out_of_reach) */
+  int fuse;         /* WB_MOUNT_FUSE_*: 1 a directory, 2 a file; 0 otherwise */
+  int fuse_dev;     /* its /dev/fuse connection, or -1 (then the old mask) */
+  int fuse_index;   /* its place among the list's FUSE records */
 };
 
 /* Whether the way to path is closed for good to the command: a directory on it that we may not
@@ -606,7 +671,7 @@ static int place_mounts(int fd, int* placed) {
     if (got == 0) break;
     if (n == cap) r = realloc(r, (cap *= 2) * sizeof *r);
     if (!r) return die("the mount list");
-    r[n++] = (struct record){f[0], f[1], f[2], -1, 0, 0};
+    r[n++] = (struct record){f[0], f[1], f[2], -1, 0, 0, 0, -1, -1};
   }
   int devices_ro = n == 1 && strcmp(r[0].kind, WB_MOUNT_DEVICES_RO) == 0;
   if (!devices_ro && (n < 3 || strcmp(r[0].kind, WB_MOUNT_ROOT) != 0 || strcmp(r[1].kind, WB_MOUNT_DEV) != 0 ||
@@ -633,16 +698,25 @@ static int place_mounts(int fd, int* placed) {
   }
   int console = -1;
   if (r[1].a[0] && (console = clone_node(r[1].a)) < 0) return 125;
+  int fuse_usable = 1; /* until /dev/fuse cannot be opened */
   for (size_t i = 3; i < n; ++i) {
-    int ro = strcmp(r[i].kind, WB_MOUNT_RO) == 0;
-    if (!ro && strcmp(r[i].kind, WB_MOUNT_RW) != 0 && strcmp(r[i].kind, WB_MOUNT_TMPFS) != 0) {
+    r[i].fuse = strcmp(r[i].kind, WB_MOUNT_FUSE_DIR) == 0 ? 1 : strcmp(r[i].kind, WB_MOUNT_FUSE_FILE) == 0 ? 2 : 0;
+    int ro = strcmp(r[i].kind, WB_MOUNT_RO) == 0 || r[i].fuse == 2;
+    if (!ro && strcmp(r[i].kind, WB_MOUNT_RW) != 0 && strcmp(r[i].kind, WB_MOUNT_TMPFS) != 0 && r[i].fuse != 1) {
       return errno = EINVAL, die("the mount list");
+    }
+    if (r[i].fuse) {
+      if (n_fuse_records == WB_MAX_FUSE_MASKS) return errno = EINVAL, die("the mount list");
+      r[i].fuse_index = n_fuse_records;
+      fuse_flags[n_fuse_records++] = WB_FUSE_NOT;
     }
     if (out_of_reach(r[i].path)) {
       r[i].out_of_reach = 1;
       continue;
     }
-    if (strcmp(r[i].kind, WB_MOUNT_TMPFS) == 0) continue;
+    /* Opened before /dev is built over the host's (the fallback's source is taken below). */
+    if (r[i].fuse && fuse_usable && (r[i].fuse_dev = open("/dev/fuse", O_RDWR | O_CLOEXEC)) < 0) fuse_usable = 0;
+    if (strcmp(r[i].kind, WB_MOUNT_TMPFS) == 0 || r[i].fuse == 1) continue;
     r[i].fd = clone_tree(r[i].a, r[i].path, (ro ? MOUNT_ATTR_RDONLY : 0) | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
     if (r[i].fd < 0) return 125;
     struct stat st;
@@ -677,11 +751,27 @@ static int place_mounts(int fd, int* placed) {
       in_mask =
           strcmp(r[j].kind, WB_MOUNT_TMPFS) == 0 && strncmp(r[i].path, r[j].path, len) == 0 && r[i].path[len] == '/';
     }
+    if (r[i].fuse_dev >= 0) {
+      int m = new_fuse(r[i].fuse_dev, r[i].fuse == 1);
+      if (m >= 0) {
+        if (ensure_point(r[i].path, r[i].fuse == 1, in_mask) != 0)
+          return fail_at("creating the mount point", r[i].path);
+        if (move_to(m, r[i].path) != 0) return 125;
+        if (r[i].fd >= 0) close(r[i].fd);
+        r[i].fd = -1;
+        fuse_served[n_fuse_served++] = r[i].fuse_dev;
+        fuse_flags[r[i].fuse_index] = WB_FUSE_SERVED;
+        continue;
+      }
+      close(r[i].fuse_dev);
+      r[i].fuse_dev = -1;
+    }
     if (r[i].fd >= 0) {
       if (ensure_point(r[i].path, r[i].is_dir, in_mask) != 0) return fail_at("creating the mount point", r[i].path);
       if (move_to(r[i].fd, r[i].path) != 0) return 125;
       continue;
     }
+    /* A directory mask (tmpfs, or the fallback of fuse-dir, whose argument is "0000"). */
     int open_mask = strcmp(r[i].a, "0000") != 0; /* it holds mounts: read-only once they are placed */
     const char* opts[] = {"mode", r[i].a, NULL};
     int m =
@@ -698,7 +788,12 @@ static int place_mounts(int fd, int* placed) {
   }
   if (root_ro && must_be_read_only("/") != 0) return 125;
   for (size_t i = 3; i < n; ++i) {
-    if (strcmp(r[i].kind, WB_MOUNT_RW) != 0 && !r[i].out_of_reach && must_be_read_only(r[i].path) != 0) return 125;
+    /* A FUSE mask was made read-only with the mount (and statvfs would ask wavebox, which
+     * does not have the connection yet). */
+    if (strcmp(r[i].kind, WB_MOUNT_RW) != 0 && !r[i].out_of_reach && r[i].fuse_dev < 0 &&
+        must_be_read_only(r[i].path) != 0) {
+      return 125;
+    }
   }
   free(r);
   free(buf);
@@ -994,12 +1089,19 @@ static int observed_init(char** args) {
   int listener_fd = -1;
   if (load_filter(filter_fd, SECCOMP_FILTER_FLAG_NEW_LISTENER, &listener_fd) != 0)
     return die("loading the seccomp filter");
-  char byte = WB_WORD_LISTENERS;
-  if (send_fds(sock_fd, &listener_fd, 1, &byte, 1) != 0) {
+  /* The listener, then the FUSE masks' connections; a byte per FUSE record says which. */
+  int fds[1 + WB_MAX_FUSE_MASKS];
+  char word[1 + WB_MAX_FUSE_MASKS];
+  fds[0] = listener_fd;
+  word[0] = WB_WORD_LISTENERS;
+  memcpy(fds + 1, fuse_served, sizeof(int) * (size_t)n_fuse_served);
+  memcpy(word + 1, fuse_flags, (size_t)n_fuse_records);
+  if (send_fds(sock_fd, fds, 1 + n_fuse_served, word, 1 + (size_t)n_fuse_records) != 0) {
     if (errno == EPIPE || errno == ECONNRESET) return 125; /* wavebox is gone: nothing to say */
     return die("handing the listener out");
   }
   close(listener_fd);
+  for (int i = 0; i < n_fuse_served; ++i) close(fuse_served[i]);
   /* wavebox answers once it holds the listener: proof that it was alive after our signal was
    * armed. EOF instead means it died: then nothing may run. */
   char ack = 0;

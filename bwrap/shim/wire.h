@@ -9,8 +9,11 @@
  *                 bwrap's pid;
  *                 wavebox -> shim: WB_WORD_START, a byte of which standard descriptors follow
  *                 (bit i: descriptor i), the descriptors; shim -> wavebox: WB_WORD_LISTENERS
- *                 with the seccomp listener (wavebox answers WB_WORD_ACK), then WB_WORD_END and
- *                 the command's status when the sandbox is empty
+ *                 and a byte per WB_MOUNT_FUSE_* record (WB_FUSE_SERVED: its descriptor
+ *                 follows; WB_FUSE_NOT: the old mask was placed), with the seccomp listener and
+ *                 then each served mask's /dev/fuse descriptor, in the list's order (wavebox
+ *                 answers WB_WORD_ACK), then WB_WORD_END and the command's status when the
+ *                 sandbox is empty
  *                 A sandbox made ahead of its command (serve's standby): WB_WORD_START carries
  *                 WB_START_STANDBY and no descriptors; the shim places the mounts, loads the
  *                 filter, hands the listener over, then waits for WB_WORD_GO, a byte as for
@@ -89,6 +92,15 @@ static inline const char* wb_step_name(int step) {
 #define WB_MOUNT_RO "ro"                 /* a read-only bind */
 #define WB_MOUNT_TMPFS "tmpfs"           /* a directory mask; argument: its mode in octal */
 #define WB_MOUNT_DEVICES_RO "devices-ro" /* the only record when bwrap places the mounts */
+/* A read mask that reports what is looked up in it: a FUSE filesystem whose every lookup and
+ * open wavebox answers EACCES and records (bwrap/fuse_masks.hpp). When it cannot be mounted,
+ * the old mask: for a directory the tmpfs of mode "0000", for a file the argument bound
+ * read-only (the unreadable placeholder). At most WB_MAX_FUSE_MASKS in a list. */
+#define WB_MOUNT_FUSE_DIR "fuse-dir"
+#define WB_MOUNT_FUSE_FILE "fuse-file"
+enum { WB_MAX_FUSE_MASKS = 64 };
+#define WB_FUSE_SERVED 'F'
+#define WB_FUSE_NOT '-'
 #define WB_ROOT_RO "ro"
 #define WB_ROOT_RW "rw"
 #define WB_PROC_NEW "new"

@@ -1,7 +1,9 @@
 #include "core/sys/fdpass.hpp"
 
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -34,7 +36,7 @@ bool send_fds(int sock, const int* fds, size_t count, const void* payload, size_
   return n == static_cast<ssize_t>(len);
 }
 
-int recv_fds(int sock, int* fds, size_t count, void* payload, size_t len) {
+int recv_fds(int sock, int* fds, size_t count, void* payload, size_t len, size_t* received) {
   if (count > kMaxPassedFds) return -1;
   union {
     char buf[CMSG_SPACE(sizeof(int) * kMaxPassedFds)];
@@ -51,12 +53,17 @@ int recv_fds(int sock, int* fds, size_t count, void* payload, size_t len) {
     n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
   } while (n < 0 && errno == EINTR);
   if (n <= 0) return -1;
+  if (received) *received = static_cast<size_t>(n);
   struct cmsghdr* c = CMSG_FIRSTHDR(&msg);
   if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) return 0;
   size_t got = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-  if (got > count) got = count;
-  std::memcpy(fds, CMSG_DATA(c), sizeof(int) * got);
-  return static_cast<int>(got);
+  std::memcpy(fds, CMSG_DATA(c), sizeof(int) * std::min(got, count));
+  for (size_t i = count; i < got; ++i) {
+    int extra;
+    std::memcpy(&extra, CMSG_DATA(c) + i * sizeof(int), sizeof extra);
+    ::close(extra);
+  }
+  return static_cast<int>(std::min(got, count));
 }
 
 }  // namespace wb::sys

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "bwrap/plan.hpp"
+#include "bwrap/shim/wire.h"
 #include "core/paths.hpp"
 #include "tests/golden/check_golden.hpp"
 
@@ -145,6 +146,29 @@ TEST_CASE("plan: the shim's records keep the plan's order and kinds") {
         "root ro /\ndev  /dev\nproc new /proc\nrw /w /w\nrw /w/a/b /w/a/b\nro /w/a /w/a\nrw /w/c /w/c\nro /ph "
         "/w/d/secret\n"
         "tmpfs 0711 /w/e\nro /w/e/f /w/e/f\nrw /w/e/g /w/e/g\ntmpfs 0000 /w/h\n");
+  // With /dev/fuse: the masks that hold no mount report by FUSE (the old mask is the fallback);
+  // the one with carve-outs stays a tmpfs. fuse_masks() lists them in the same order.
+  f.fuse = true;
+  CHECK(show_records(render_shim_mounts(plan, f, "")) ==
+        "root ro /\ndev  /dev\nproc new /proc\nrw /w /w\nrw /w/a/b /w/a/b\nro /w/a /w/a\nrw /w/c /w/c\nfuse-file /ph "
+        "/w/d/secret\n"
+        "tmpfs 0711 /w/e\nro /w/e/f /w/e/f\nrw /w/e/g /w/e/g\nfuse-dir 0000 /w/h\n");
+  const auto fm = fuse_masks(plan, f);
+  REQUIRE(fm.size() == 2);
+  CHECK((fm[0].path == "/w/d/secret" && !fm[0].is_dir));
+  CHECK((fm[1].path == "/w/h" && fm[1].is_dir));
+  // At most WB_MAX_FUSE_MASKS: the rest keep the old masks, and fuse_masks() agrees.
+  Plan many;
+  for (int i = 0; i < WB_MAX_FUSE_MASKS + 3; ++i)
+    many.mounts.push_back({MountKind::kMaskDir, "/m/" + std::to_string(i)});
+  const std::string recs = show_records(render_shim_mounts(many, f, ""));
+  size_t n_fuse = 0;
+  for (size_t at = recs.find("fuse-dir"); at != std::string::npos; at = recs.find("fuse-dir", at + 1)) ++n_fuse;
+  CHECK(n_fuse == WB_MAX_FUSE_MASKS);
+  CHECK(fuse_masks(many, f).size() == WB_MAX_FUSE_MASKS);
+  CHECK(recs.find("tmpfs 0000 /m/" + std::to_string(WB_MAX_FUSE_MASKS) + "\n") != std::string::npos);
+  f.fuse = false;
+  CHECK(fuse_masks(plan, f).empty());
   plan.filesystem_open = true;
   CHECK(show_records(render_shim_mounts(plan, f, "")).rfind("root rw /\n", 0) == 0);
   plan.host_proc = true;  // enableWeakerNestedSandbox

@@ -2,12 +2,15 @@
 // shim's own parsing functions read back, record by record.
 #include "bwrap/shim/wire.h"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "bwrap/exec.hpp"
+#include "bwrap/fuse_masks.hpp"
 #include "bwrap/netns.hpp"
 #include "bwrap/plan.hpp"
 
@@ -61,9 +64,18 @@ TEST_CASE("wire: every mount record the planner writes, read back by the shim's 
       CHECK(r[9] == std::vector<std::string>{WB_MOUNT_TMPFS, "0711", "/h/.aws"});
       CHECK(r[10] == std::vector<std::string>{WB_MOUNT_TMPFS, "0000", "/h/.gnupg"});
       // Every kind the planner writes is one the shim knows.
-      const std::set<std::string> known = {WB_MOUNT_ROOT, WB_MOUNT_DEV, WB_MOUNT_PROC,
-                                           WB_MOUNT_RW,   WB_MOUNT_RO,  WB_MOUNT_TMPFS};
+      const std::set<std::string> known = {WB_MOUNT_ROOT, WB_MOUNT_DEV,   WB_MOUNT_PROC,     WB_MOUNT_RW,
+                                           WB_MOUNT_RO,   WB_MOUNT_TMPFS, WB_MOUNT_FUSE_DIR, WB_MOUNT_FUSE_FILE};
       for (const auto& rec : r) CHECK(known.count(rec[0]) == 1);
+      // The FUSE masks: the same records with their kinds, the fallback's argument kept.
+      facts.fuse = true;
+      auto fr = read_mounts(render_shim_mounts(plan, facts, "/dev/pts/3"), &status);
+      facts.fuse = false;
+      REQUIRE(fr.size() == r.size());
+      CHECK(fr[8] == std::vector<std::string>{WB_MOUNT_FUSE_FILE, "/state/placeholder", "/h/.ssh/id_rsa"});
+      CHECK(fr[9] == r[9]);  // it holds mounts: a tmpfs
+      CHECK(fr[10] == std::vector<std::string>{WB_MOUNT_FUSE_DIR, "0000", "/h/.gnupg"});
+      for (const auto& rec : fr) CHECK(known.count(rec[0]) == 1);
       // A list cut anywhere inside a record is refused, never read short.
       for (size_t cut = 1; cut < list.size(); ++cut) {
         if (list[cut - 1] == '\0') continue;
@@ -158,4 +170,36 @@ TEST_CASE("wire: the keeper's steps each have a name") {
   const std::set<char> words = {WB_WORD_LISTENERS, WB_WORD_START, WB_WORD_END, WB_WORD_ACK, WB_WORD_GO};
   CHECK(words.size() == 5);
   CHECK((WB_START_STANDBY & 0x07) == 0);  // apart from the bits that say which descriptors follow
+}
+
+TEST_CASE("wire: the listener's word names which read masks came as FUSE connections") {
+  auto pipe_fd = [] {
+    int p[2];
+    REQUIRE(::pipe(p) == 0);
+    ::close(p[1]);
+    return p[0];
+  };
+  const std::vector<FuseMask> asked = {{"/h/.ssh", true}, {"/w/.env", false}, {"/h/.aws", true}};
+  {
+    FuseMasks m;
+    m.expect(asked);
+    const char flags[] = {WB_FUSE_SERVED, WB_FUSE_NOT, WB_FUSE_SERVED};
+    int fds[] = {pipe_fd(), pipe_fd()};
+    REQUIRE(m.adopt(flags, 3, fds, 2));
+    CHECK(m.size() == 2);
+    CHECK(m.covers("/h/.ssh/id_rsa"));
+    CHECK(m.covers("/h/.aws"));
+    CHECK_FALSE(m.covers("/w/.env"));  // the old mask: reported from stderr
+    CHECK_FALSE(m.covers("/h/.sshx"));
+  }
+  // Any disagreement is refused (the run then fails: the observer did not start).
+  for (const std::string& flags :
+       {std::string{WB_FUSE_SERVED, WB_FUSE_NOT}, std::string{WB_FUSE_SERVED, 'x', WB_FUSE_NOT},
+        std::string{WB_FUSE_SERVED, WB_FUSE_SERVED, WB_FUSE_SERVED}}) {
+    FuseMasks m;
+    m.expect(asked);
+    int fds[] = {pipe_fd(), pipe_fd()};
+    CHECK_FALSE(m.adopt(flags.data(), flags.size(), fds, 2));
+    CHECK(m.size() == 0);
+  }
 }
