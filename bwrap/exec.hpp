@@ -64,8 +64,10 @@ struct Launch {
 std::vector<std::string> launch_args(const std::string& shim);
 
 // env: the environment the keeper and bwrap start with (the caller's); the command's comes later.
+// join: the run's cgroup (its cgroup.procs descriptors), which the keeper enters first.
 Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std::string& shim, bool relay_stderr,
-                                             const std::vector<std::string>& env, const Logger& log);
+                                             const std::vector<std::string>& env, const Logger& log,
+                                             const std::vector<int>& join = {});
 
 // Signals for the command from any thread (the caller's terminal, serve's terminate): queued,
 // and the supervision loop woken through fd(). SIGKILL ends the whole sandbox.

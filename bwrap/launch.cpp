@@ -165,7 +165,8 @@ std::vector<int> SignalQueue::take() {
 }
 
 Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std::string& shim, bool relay_stderr,
-                                             const std::vector<std::string>& env, const Logger& log) {
+                                             const std::vector<std::string>& env, const Logger& log,
+                                             const std::vector<int>& join) {
   auto L = std::make_unique<Launch>();
   L->log = &log;
   L->env = env;
@@ -202,7 +203,7 @@ Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std
   dups.emplace_back(null.get(), 1);
   dups.emplace_back(L->err_wr.get(), 2);
   // The keeper and bwrap start with the caller's environment; the command's comes with the options.
-  L->child = WB_TRY(spawn_in_netns(shim, argv, env, dups, kShimMountsFd + 1));
+  L->child = WB_TRY(spawn_in_netns(shim, argv, env, dups, kShimMountsFd + 1, join));
   // Its end wakes the supervision loop (no SIGCHLD: the process's signals are not ours). A
   // kernel without pidfds (before 5.3): the loop looks every 50 ms instead.
   L->keeper_pidfd = Fd(static_cast<int>(::syscall(SYS_pidfd_open, L->child.pid, 0)));

@@ -43,6 +43,7 @@ struct SpawnChild {
   std::vector<char*>* ev;
   const std::vector<std::pair<int, int>>* dups;
   int sock, err, sock_fd, err_fd;
+  const std::vector<int>* join;  // cgroup.procs to write "0" to: the sandbox's cgroup, first
 };
 
 // In the forked child: only system calls from here to exec.
@@ -51,6 +52,10 @@ struct SpawnChild {
   int sock_hi = ::fcntl(c->sock, F_DUPFD_CLOEXEC, 200);
   int err_hi = ::fcntl(c->err, F_DUPFD_CLOEXEC, 200);
   if (sock_hi < 0 || err_hi < 0) ::_exit(127);
+  // Into the run's cgroup before anything: every process of the sandbox descends from this one.
+  for (int fd : *c->join) {
+    if (::write(fd, "0", 1) != 1) child_fail(err_hi, WB_STEP_CGROUP);
+  }
   // Handlers do not survive exec (wavebox has none installed yet anyway); what the caller
   // ignores stays ignored, as through env or nohup. Only the mask, which exec keeps, is cleared.
   sigset_t none;
@@ -83,7 +88,7 @@ __attribute__((noinline)) pid_t start_child(const SpawnChild* c) {
 
 Result<NetnsChild> spawn_in_netns(const std::string& shim, const std::vector<std::string>& argv,
                                   const std::vector<std::string>& env, const std::vector<std::pair<int, int>>& dups,
-                                  int close_from) {
+                                  int close_from, const std::vector<int>& join) {
   // Everything the child needs is prepared here: after fork only async-signal-safe calls.
   const int sock_fd = close_from, err_fd = close_from + 1;
   std::vector<std::string> args = {shim,
@@ -107,7 +112,7 @@ Result<NetnsChild> spawn_in_netns(const std::string& shim, const std::vector<std
 
   // Every signal stays blocked in the child until just before its exec, so no handler of ours
   // runs in it (it shares our memory until then).
-  SpawnChild c{&shim, &av, &ev, &dups, theirs.get(), err_wr.get(), sock_fd, err_fd};
+  SpawnChild c{&shim, &av, &ev, &dups, theirs.get(), err_wr.get(), sock_fd, err_fd, &join};
   sigset_t all, old;
   sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &old);

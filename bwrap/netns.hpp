@@ -41,9 +41,9 @@ Status await_bwrap(NetnsChild& child);
 // Starts `wavebox-shim keeper` (see bwrap/shim/shim.c), which creates the namespaces and execs argv
 // (bwrap) in them at once; bwrap then waits for its arguments (`--args` on a pipe the caller
 // fills, before or once it has planned). Returns at once. dups: (from, to) pairs applied before; every other
-// fd >= close_from closed.
+// fd >= close_from closed. join: cgroup.procs descriptors the child writes "0" to first.
 Result<NetnsChild> spawn_in_netns(const std::string& shim, const std::vector<std::string>& argv,
                                   const std::vector<std::string>& env, const std::vector<std::pair<int, int>>& dups,
-                                  int close_from);
+                                  int close_from, const std::vector<int>& join = {});
 
 }  // namespace wb::lnx

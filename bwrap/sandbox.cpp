@@ -299,13 +299,36 @@ bool plan_stays_out_of_dev_and_proc(const FsPolicy& policy, const std::string& c
 }
 
 Result<std::unique_ptr<Launch>> launch_sandbox(const std::string& bwrap, const int* stdio,
-                                               const std::vector<std::string>& env, const Logger& log) {
+                                               const std::vector<std::string>& env, const Logger& log,
+                                               const sys::RunCgroup* cgroup) {
   std::string shim = shim_path();
   if (shim.empty()) {
     return make_error(ErrorKind::kSandboxFailed,
                       "wavebox-shim is not installed next to the wavebox binary (it starts the sandbox); reinstall");
   }
-  return start_launch(bwrap, shim, !stdio || stderr_relayable(stdio), env, log);
+  return start_launch(bwrap, shim, !stdio || stderr_relayable(stdio), env, log,
+                      cgroup ? cgroup->join_fds() : std::vector<int>{});
+}
+
+std::shared_ptr<sys::RunCgroup> run_cgroup(const sys::CgroupLimits& limits, const Logger& log) {
+  if (!limits.any()) return nullptr;
+  auto made = sys::RunCgroup::create(limits);
+  if (!made.ok()) {
+    if (limits.cpus > 0) {
+      log.warn("sandbox.resources.cpus is not enforced here: no cgroup can be made (" + made.error().message + ")");
+    }
+    log.info("the limits are rlimits: " + made.error().message);
+    return nullptr;
+  }
+  std::string dirs;
+  for (const auto& d : (*made)->dirs()) dirs += (dirs.empty() ? "" : ", ") + d;
+  log.info(fmt::format("the limits are the kernel's: cgroup {} ({})", (*made)->v2() ? "v2" : "v1", dirs));
+  return std::shared_ptr<sys::RunCgroup>(std::move(*made));
+}
+
+std::string rlimits_for(const LinuxRun& run, const sys::RunCgroup* cgroup) {
+  const bool memory = cgroup && cgroup->limits().memory_mb > 0, pids = cgroup && cgroup->limits().pids > 0;
+  return encode_limits(run.cpu_seconds, pids ? 0 : run.pids, memory ? 0 : run.memory_mb);
 }
 
 ExecRequest exec_request(const LinuxRun& run) {
@@ -332,7 +355,7 @@ ExecRequest exec_request(const LinuxRun& run) {
   req.bwrap_clearenv =
       run.bwrap_version[0] > 0 || run.bwrap_version[1] >= 5 || (run.bwrap_version[0] == 0 && run.bwrap_version[1] == 0);
   req.timeout_seconds = run.timeout_seconds;
-  req.limits = encode_limits(run.cpu_seconds, run.pids, run.memory_mb);
+  req.limits = rlimits_for(run, run.cgroup.get());
   return req;
 }
 
@@ -412,7 +435,10 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   }
   RunOutcome outcome;
   std::unique_ptr<Launch> launch = std::move(run.launch);
-  if (!launch) launch = WB_TRY(launch_sandbox(run.bwrap, run.stdio, run.launch_env, log));
+  if (!launch) {
+    if (!run.cgroup) run.cgroup = run_cgroup({run.memory_mb, run.pids, run.cpus}, log);
+    launch = WB_TRY(launch_sandbox(run.bwrap, run.stdio, run.launch_env, log, run.cgroup.get()));
+  }
   ExecRequest req = exec_request(run);
   req.timed_out = &outcome.timed_out;
   const bool mount_api = shim_mounts_available();
@@ -487,7 +513,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
     // bwrap has its options already, and the plan reaches into /dev or /proc after all (a path
     // that resolves there): this launch is dropped and another made, for bwrap to place mounts.
     log.info("the plan needs bwrap to place the mounts: starting the sandbox again");
-    launch = WB_TRY(launch_sandbox(run.bwrap, run.stdio, run.launch_env, log));
+    launch = WB_TRY(launch_sandbox(run.bwrap, run.stdio, run.launch_env, log, run.cgroup.get()));
     WB_TRY(begin_launch(*launch, req, ""));
     options = WB_TRY(write_plan(run, p, *launch, mount_api, req.env));
   } else if (early) {
@@ -500,6 +526,9 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   after_run(run, p, observer, missing, t1);
   if (!result.ok()) return result.error();
   outcome.exit_code = *result;
+  if (run.cgroup) {
+    for (auto& v : run.cgroup->effects()) sink(v);
+  }
   outcome.violations = violations.items();
   outcome.more = violations.dropped();
   return outcome;

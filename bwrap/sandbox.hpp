@@ -11,6 +11,7 @@
 #include "core/policy.hpp"
 #include "core/result.hpp"
 #include "core/settings.hpp"
+#include "core/sys/cgroup.hpp"
 #include "core/sys/fd.hpp"
 #include "core/sys/fs.hpp"
 #include "core/violations.hpp"
@@ -35,9 +36,13 @@ struct LinuxRun {
   sys::StateDir state;
   std::optional<double> timeout_seconds;
   long long cpu_seconds = 0, pids = 0, memory_mb = 0;  // sandbox.resources (0 = none)
-  bool allow_unix_sockets = false;                     // network.allowAllUnixSockets
-  std::vector<std::string> unix_socket_paths;          // network.allowUnixSockets, real paths
-  bool network_off = false;                            // --network off: no proxy, no proxy variables
+  double cpus = 0;
+  // The run's own cgroup (core/sys/cgroup.hpp), when the limits could be the kernel's: made
+  // before the launch, which joins it; memory and pids are then not rlimits.
+  std::shared_ptr<sys::RunCgroup> cgroup;
+  bool allow_unix_sockets = false;             // network.allowAllUnixSockets
+  std::vector<std::string> unix_socket_paths;  // network.allowUnixSockets, real paths
+  bool network_off = false;                    // --network off: no proxy, no proxy variables
   // Serves the sandbox's proxy listeners (the caller starts netproxy here; bwrap/ does not
   // include netproxy/); refusals go to sink, from any thread.
   std::function<Status(sys::NetListeners listeners, std::function<void(const Violation&)> sink)> start_network;
@@ -53,8 +58,15 @@ struct LinuxRun {
 // Starts the keeper and bwrap for a run (bwrap/exec.hpp, Launch); dropping the result unused
 // ends them. Fails when wavebox-shim is missing. stdio: the command's (whether its stderr can
 // be relayed); nullptr for a standby (serve: always a pipe of its own).
+// cgroup: the run's, which the sandbox is started in (or null).
 Result<std::unique_ptr<Launch>> launch_sandbox(const std::string& bwrap, const int* stdio,
-                                               const std::vector<std::string>& env, const Logger& log);
+                                               const std::vector<std::string>& env, const Logger& log,
+                                               const sys::RunCgroup* cgroup = nullptr);
+// The run's own cgroup for sandbox.resources (memoryMB, pids, cpus), when one can be made; null
+// otherwise (the rlimits hold; a cpus setting, which has none, is warned about).
+std::shared_ptr<sys::RunCgroup> run_cgroup(const sys::CgroupLimits& limits, const Logger& log);
+// The rlimits the shim sets on the command: those the cgroup does not hold.
+std::string rlimits_for(const LinuxRun& run, const sys::RunCgroup* cgroup);
 
 // A sandbox made before its command (bwrap/standby.cpp): namespaces, bwrap, mounts, filter and
 // the observer's listener, for run's policy (its command is not run). Give it to a later

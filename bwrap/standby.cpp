@@ -104,6 +104,8 @@ std::string key_of(const LinuxRun& run, const Prepared& p, ShimMounts mode, cons
   add(run.allow_unix_sockets ? "unix-open" : "unix-own");
   for (const auto& u : run.unix_socket_paths) add(u);
   add(run.policy.host_proc ? "host-proc" : "own-proc");
+  // The limits: the standby's cgroup holds the settings' of when it was made.
+  add(fmt::format("limits {} {} {} {}", run.cpu_seconds, run.pids, run.memory_mb, run.cpus));
   return k;
 }
 
@@ -260,7 +262,7 @@ Result<std::shared_ptr<Standby>> make_standby(LinuxRun run) {
     sb->launch = std::move(run.launch);
   } else {
     run.launch.reset();
-    sb->launch = WB_TRY(launch_sandbox(run.bwrap, nullptr, run.launch_env, *run.log));
+    sb->launch = WB_TRY(launch_sandbox(run.bwrap, nullptr, run.launch_env, *run.log, run.cgroup.get()));
   }
   sb->req = exec_request(run);
   sb->req.env.clear();  // the command's comes with it
@@ -352,6 +354,7 @@ Result<std::optional<RunOutcome>> run_in_standby(LinuxRun& run, std::shared_ptr<
   sb->p = std::move(*fresh);  // the same plan, with this run's check of it (the observer reads it)
   Prepared& p = sb->p;
   ExecRequest req = exec_request(run);
+  req.limits = rlimits_for(run, sb->run.cgroup.get());  // the standby's cgroup holds the rest
   req.timed_out = &outcome.timed_out;
   req.observer = sb->observer.get();
   sb->observer->set_logger(run.log);  // the command's, not the one it was made with
@@ -385,6 +388,9 @@ Result<std::optional<RunOutcome>> run_in_standby(LinuxRun& run, std::shared_ptr<
   after_run(run, p, *sb->observer, missing, t1);
   if (!result.ok()) return result.error();
   outcome.exit_code = *result;
+  if (sb->run.cgroup) {
+    for (auto& v : sb->run.cgroup->effects()) sink(v);
+  }
   {
     std::lock_guard<std::mutex> lock(sb->mu);
     outcome.violations = sb->violations.items();

@@ -16,6 +16,7 @@
 #include "core/domain.hpp"
 #include "core/log.hpp"
 #include "core/protect.hpp"
+#include "core/sys/cgroup.hpp"
 #include "core/sys/platform.hpp"
 
 namespace wb::cli {
@@ -70,6 +71,15 @@ nlohmann::json facts(const Options& o, const Environment& env, Probed& p) {
   std::string no_fuse;
   const bool exact = lnx::fuse_masks_available(&no_fuse) && lnx::shim_mounts_available();
   if (!exact && no_fuse.empty()) no_fuse = "bwrap places the mounts";
+  // sandbox.resources: the kernel's limits on the whole sandbox (a cgroup), or rlimits.
+  std::string no_cgroup;
+  const std::string cgroup = sys::cgroup_support(&no_cgroup);
+  j["resourceLimits"] = {
+      {"cgroup", !cgroup.empty()},
+      {"how", !cgroup.empty() ? cgroup + ": memoryMB (swap off), pids and cpus hold for the whole sandbox"
+                              : "rlimits: memoryMB is each process's address space, pids is RLIMIT_NPROC (not for "
+                                "root), cpus is not enforced; no cgroup can be made: " +
+                                    no_cgroup}};
   j["readReports"] = {{"exact", exact},
                       {"how", exact ? "each read mask is a FUSE filesystem: every lookup and open in it is reported"
                                     : "recognised in the command's stderr, when it is a pipe of its own: " + no_fuse}};
@@ -144,6 +154,7 @@ void print_facts(const nlohmann::json& j, const Environment& env, const Probed& 
   std::printf("  [%s] state dir   %s\n", mark(state.ok()), j["stateDir"].get<std::string>().c_str());
   std::printf("  sandbox usable  %s\n", usable ? "yes" : "no");
   std::printf("  mounts placed by %s\n", j["mountsPlacedBy"].get<std::string>().c_str());
+  std::printf("  resource limits %s\n", j["resourceLimits"]["how"].get<std::string>().c_str());
   std::printf("  refused reads   %s%s\n", j["readReports"]["exact"].get<bool>() ? "exact: " : "",
               j["readReports"]["how"].get<std::string>().c_str());
   std::printf("  settings        %s\n", s.builtin_default ? "built-in default profile" : "");

@@ -47,10 +47,8 @@ const std::vector<Field> kFilesystemFields = {
     {"allowRead", Type::kPathList},  {"disabled", Type::kBool},
 };
 const std::vector<Field> kResourceFields = {
-    {"timeoutSeconds", Type::kPositiveNumber},
-    {"memoryMB", Type::kPositiveInt},
-    {"pids", Type::kPositiveInt},
-    {"cpuSeconds", Type::kPositiveInt},
+    {"timeoutSeconds", Type::kPositiveNumber}, {"memoryMB", Type::kPositiveInt}, {"pids", Type::kPositiveInt},
+    {"cpuSeconds", Type::kPositiveInt},        {"cpus", Type::kPositiveNumber},
 };
 const std::vector<Field> kSandboxFields = {
     {"enabled", Type::kBool},
@@ -338,6 +336,7 @@ Settings convert(const json& merged) {
   get_opt(res, "memoryMB", o.resources.memory_mb);
   get_opt(res, "pids", o.resources.pids);
   get_opt(res, "cpuSeconds", o.resources.cpu_seconds);
+  get_opt(res, "cpus", o.resources.cpus);
 
   const json& perm = merged.contains("permissions") ? merged["permissions"] : kEmpty;
   s.permissions.allow = strings(perm, "allow");

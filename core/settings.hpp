@@ -38,6 +38,7 @@ struct ResourceSettings {
   std::optional<long long> memory_mb;
   std::optional<long long> pids;
   std::optional<long long> cpu_seconds;
+  std::optional<double> cpus;  // a share of CPU time (cgroup cpu.max), in CPUs
 };
 
 struct SandboxSettings {

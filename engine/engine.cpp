@@ -263,6 +263,7 @@ Status plan_linux(Internal& in, const sys::StateDir& state, const sys::BwrapInfo
   run.cpu_seconds = s.sandbox.resources.cpu_seconds.value_or(0);
   run.pids = s.sandbox.resources.pids.value_or(0);
   run.memory_mb = s.sandbox.resources.memory_mb.value_or(0);
+  run.cpus = s.sandbox.resources.cpus.value_or(0);
   run.allow_unix_sockets = s.sandbox.network.allow_all_unix_sockets;
   // The host sockets the settings name (ssh-agent, docker, gpg-agent), by their real paths: the
   // supervisor compares the path a connect resolves to with these.
@@ -321,7 +322,11 @@ Result<Prepared> prepare(RunRequest request) {
   // while the rest is checked and planned (they wait for bwrap's options). A run that does not
   // happen after all drops them (the keeper is killed, and bwrap with it).
   if (!req.plan_only && wanted && state.ok() && !bwrap.path.empty() && !req.standby) {
-    if (auto l = lnx::launch_sandbox(bwrap.path, req.prepare_ahead ? nullptr : req.stdio, launch_environment(s), log);
+    // The run's cgroup first (sandbox.resources): the keeper joins it before anything starts.
+    const auto& r = s.sandbox.resources;
+    in.run.cgroup = lnx::run_cgroup({r.memory_mb.value_or(0), r.pids.value_or(0), r.cpus.value_or(0)}, log);
+    if (auto l = lnx::launch_sandbox(bwrap.path, req.prepare_ahead ? nullptr : req.stdio, launch_environment(s), log,
+                                     in.run.cgroup.get());
         l.ok()) {
       in.run.launch = std::move(*l);
     }
@@ -337,6 +342,7 @@ Result<Prepared> prepare(RunRequest request) {
   out.cwd = req.cwd;
   if (!out.sandboxed) {
     in.run.launch.reset();
+    in.run.cgroup.reset();
     out.unsandboxed.program = req.argv[0];
     out.unsandboxed.args.assign(req.argv.begin() + 1, req.argv.end());
     out.unsandboxed.env = req.env;

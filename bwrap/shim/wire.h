@@ -50,7 +50,8 @@ enum {
   WB_STEP_LISTENERS = 4,  /* binding the proxy's listeners */
   WB_STEP_HAND_OVER = 5,  /* sending the listeners, or bwrap's pid */
   WB_STEP_EXEC_BWRAP = 6, /* exec of bwrap */
-  WB_STEP_FORK_BWRAP = 7  /* the pipe and fork before it */
+  WB_STEP_FORK_BWRAP = 7, /* the pipe and fork before it */
+  WB_STEP_CGROUP = 8      /* wavebox's child joining the run's cgroup (sandbox.resources) */
 };
 struct wb_keeper_error {
   int step;
@@ -72,6 +73,8 @@ static inline const char* wb_step_name(int step) {
       return "starting bubblewrap";
     case WB_STEP_FORK_BWRAP:
       return "starting bubblewrap as the namespace's pid 1";
+    case WB_STEP_CGROUP:
+      return "joining the run's cgroup (sandbox.resources)";
     default:
       return "setting up the network namespace";
   }

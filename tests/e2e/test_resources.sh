@@ -3,18 +3,8 @@
 # (RLIMIT_CPU) and processes (RLIMIT_NPROC, per user namespace; not for root callers).
 . "$(dirname "$0")/lib.sh"
 printf '{"sandbox":{"enabled":true,"resources":{"pids":20,"cpuSeconds":1,"memoryMB":256}}}' > "$SCRATCH/res.json"
-wb run --settings "$SCRATCH/res.json" -- python3 -c "
-try:
-    b = bytearray(600 * 1024 * 1024); print('allocated')
-except MemoryError:
-    print('memory refused')"
-check "memoryMB: a 600 MB allocation is refused" grep -q "memory refused" <<<"$OUT"
-start=$(date +%s)
-wb run --settings "$SCRATCH/res.json" -- sh -c 'while :; do :; done'
-check "cpuSeconds: a busy loop is killed (SIGXCPU/SIGKILL)" bash -c '[ "$0" -eq 137 ] || [ "$0" -eq 152 ]' "$RC"
-check "cpuSeconds: within a few seconds" [ $(( $(date +%s) - start )) -lt 10 ]
-if ! is_root; then
-  wb run --settings "$SCRATCH/res.json" -- python3 -c "
+# Starts up to 50 processes; says how many it could.
+SPAWN50="
 import subprocess
 ps = []
 try:
@@ -23,6 +13,57 @@ try:
 except OSError as e:
     print('refused after', len(ps))
 for p in ps: p.kill()"
+cgroup=$("$WAVEBOX" doctor --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["resourceLimits"]["cgroup"])')
+wb run --settings "$SCRATCH/res.json" -- python3 -c "
+try:
+    b = bytearray(600 * 1024 * 1024); print('allocated')
+except MemoryError:
+    print('memory refused')"
+if [ "$cgroup" = True ]; then
+  # A cgroup of the run's own: the memory is real memory, of the whole sandbox.
+  check "memoryMB (cgroup): a 600 MB allocation ends the command" bash -c '[ "$0" -eq 137 ] && ! grep -q allocated <<<"$1"' "$RC" "$OUT"
+  check "memoryMB (cgroup): the block says which limit" grep -qx "deny memory 256 MiB (sandbox.resources.memoryMB)" <<<"$OUT"
+  wb run --settings "$SCRATCH/res.json" -- python3 -c "
+import mmap
+m = mmap.mmap(-1, 2 << 30); b = bytearray(100 * 1024 * 1024); print('fits')"
+  check "memoryMB (cgroup): address space reserved is not memory used (2 GiB mapped, 100 MB used)" grep -qx fits <<<"$OUT"
+  check "memoryMB (cgroup): nothing reported when nothing was ended" bash -c '! grep -q "deny memory" <<<"$0"' "$OUT"
+  wb run --settings "$SCRATCH/res.json" -- sh -c 'grep -E "memory|pids" /proc/self/cgroup'
+  check "the sandbox is in a cgroup of its own" grep -q "wavebox-" <<<"$OUT"
+  dirs=$(sed -n 's/.*:\(\/.*wavebox-[0-9-]*\)$/\1/p' <<<"$OUT")
+  gone=1
+  for d in $dirs; do for h in /sys/fs/cgroup/memory /sys/fs/cgroup/pids /sys/fs/cgroup/unified /sys/fs/cgroup; do
+    [ -d "$h$d" ] && gone=0
+  done; done
+  check "the run's cgroup is removed after it" [ "$gone" -eq 1 ]
+  wb run --settings "$SCRATCH/res.json" -- python3 -c "$SPAWN50"
+  check "pids (cgroup, root too): the command's 21st process is refused" grep -qx "refused after 19" <<<"$OUT"
+  check "pids (cgroup): the block says which limit" grep -qx "deny processes 20 (sandbox.resources.pids)" <<<"$OUT"
+  printf '{"sandbox":{"enabled":true,"resources":{"cpus":0.2}}}' > "$SCRATCH/cpu.json"
+  wb run --settings "$SCRATCH/cpu.json" -- timeout 1 sh -c 'while :; do :; done'
+  check "cpus (cgroup): a busy loop is throttled, and the block says so" grep -qx "deny cpu 0.2 CPUs (sandbox.resources.cpus)" <<<"$OUT"
+  # wavebox killed mid-run leaves its cgroup; the next run removes it.
+  (cd "$WS" && exec "$WAVEBOX" run --settings "$SCRATCH/res.json" -- sh -c 'grep pids /proc/self/cgroup > cg.txt; sleep 30') &
+  wbpid=$!
+  for i in $(seq 1 100); do [ -s "$WS/cg.txt" ] && break; sleep 0.05; done
+  left=/sys/fs/cgroup/pids$(cut -d: -f3 "$WS/cg.txt")
+  kill -9 "$wbpid"; wait "$wbpid" 2>/dev/null
+  for i in $(seq 1 100); do [ -z "$(cat "$left/cgroup.procs" 2>/dev/null)" ] && break; sleep 0.05; done
+  wb run --settings "$SCRATCH/res.json" -- true
+  check "a cgroup left by a killed wavebox is removed by the next run" [ ! -d "$left" ]
+  rm -f "$WS/cg.txt"
+else
+  check "memoryMB (rlimit): a 600 MB allocation is refused" grep -q "memory refused" <<<"$OUT"
+  printf '{"sandbox":{"enabled":true,"resources":{"cpus":0.5}}}' > "$SCRATCH/cpu.json"
+  wb run --settings "$SCRATCH/cpu.json" -- true
+  check "cpus without a cgroup: warned as not enforced" grep -q "sandbox.resources.cpus is not enforced here" <<<"$OUT"
+fi
+start=$(date +%s)
+wb run --settings "$SCRATCH/res.json" -- sh -c 'while :; do :; done'
+check "cpuSeconds: a busy loop is killed (SIGXCPU/SIGKILL)" bash -c '[ "$0" -eq 137 ] || [ "$0" -eq 152 ]' "$RC"
+check "cpuSeconds: within a few seconds" [ $(( $(date +%s) - start )) -lt 10 ]
+if ! is_root && [ "$cgroup" != True ]; then
+  wb run --settings "$SCRATCH/res.json" -- python3 -c "$SPAWN50"
   check "pids: the 21st process is refused" grep -q "refused after" <<<"$OUT"
 fi
 # A caller near its process limit (RLIMIT_NPROC; root is exempt): wavebox may get no thread for
