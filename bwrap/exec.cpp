@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "bwrap/netns.hpp"
+#include "bwrap/terminal.hpp"
 #include "core/log.hpp"
 #include "core/sys/fd.hpp"
 #include "core/sys/fdpass.hpp"
@@ -125,6 +126,8 @@ class Supervision {
   void flush_signals();
   void on_emptied();
   void reap_keeper(int options);
+  void stop_with_command(int sig);
+  void stop_here();
   Observer& observer() { return *req_.observer; }
 
   Launch& L_;
@@ -254,9 +257,13 @@ void Supervision::on_shim_socket() {
     } else {
       observer_lost_ = true;
     }
-  } else if (observer().receive_end(&end_status_)) {
-    emptied_ = true;
-    log_.timing("the shim: the sandbox is empty");
+  } else if (int stopped = 0; observer().receive_end(&end_status_, req_.terminal ? &stopped : nullptr)) {
+    if (stopped) {
+      stop_with_command(stopped);
+    } else {
+      emptied_ = true;
+      log_.timing("the shim: the sandbox is empty");
+    }
   }
 }
 
@@ -288,7 +295,10 @@ void Supervision::on_signals() {
       // The whole sandbox: pid 1 of its namespace, or the keeper before bwrap is known.
       cancelled_ = true;
       ::kill(bwrap_pid_ > 0 ? bwrap_pid_ : pid_, SIGKILL);
+    } else if (sig == SIGWINCH && req_.terminal) {
+      req_.terminal->resize();  // the sandbox's terminal signals its foreground job itself
     } else {
+      if (sig == SIGCONT && req_.terminal) req_.terminal->raw();
       pending_signals_.push_back(sig);
     }
   }
@@ -299,8 +309,25 @@ void Supervision::on_signals() {
     // its prompt back, and the SIGCONT of `fg` or `bg` resumes wavebox and reaches the command
     // in turn. Were wavebox to stop alone, the command would hang at its next supervised call.
     log_.info("stopped (SIGTSTP): the command and wavebox");
-    ::kill(::getpid(), SIGSTOP);
+    stop_here();
   }
+}
+
+// wavebox stops (the caller's terminal as it was), and goes on at SIGCONT (raw again).
+void Supervision::stop_here() {
+  if (req_.terminal) req_.terminal->restore();
+  ::kill(::getpid(), SIGSTOP);
+  if (req_.terminal) req_.terminal->raw();
+}
+
+// The command stopped on its own terminal (Ctrl-Z there, with no shell inside to take it):
+// wavebox stops with it, so the caller's shell gets its prompt back; `fg` resumes both.
+void Supervision::stop_with_command(int sig) {
+  log_.info(fmt::format("the command stopped (signal {}): wavebox stops with it", sig));
+  if (!req_.signals || !req_.signals->whole_process()) return;  // not a terminal's process
+  stop_here();
+  const pid_t init = bwrap_pid_ > 0 ? sandbox_init(bwrap_pid_) : init_pid_;
+  forward_signal(init, SIGCONT);
 }
 
 // A signal that came while the sandbox was starting (Ctrl-C at once, a harness's early SIGTERM)
@@ -331,6 +358,7 @@ void Supervision::reap_keeper(int options) {
 // after we return and is reaped by the system (as bwrap leaves its own pid 1 when run alone).
 void Supervision::on_emptied() {
   if (!exited_) ::kill(pid_, SIGKILL);
+  if (req_.terminal) req_.terminal->drain();
   while (!err_eof_) {
     struct pollfd e = {L_.err_rd.get(), POLLIN, 0};
     if (::poll(&e, 1, 0) <= 0 || !relay_err()) break;
@@ -341,6 +369,7 @@ void Supervision::on_emptied() {
 }
 
 void Supervision::loop() {
+  if (req_.terminal) req_.terminal->raw();
   while (!exited_ || !status_eof_ || !err_eof_ || (observe_ && observer().socket_fd() >= 0)) {
     int timeout_ms = next_timeout();
     if (timeout_ms == -2) break;
@@ -350,7 +379,7 @@ void Supervision::loop() {
     const bool waits_for_check = late_pending_ && !late_started_ && observe_ && observer().ready() && !observer_hup_;
     // 0-8 fixed; 9: the resolver; 10 on: the transparent listeners (a name looked up, or a
     // connection to one, starts the proxy as a proxied connection does).
-    struct pollfd p[10 + WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS + WB_MAX_FUSE_MASKS] = {
+    struct pollfd p[10 + WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS + WB_MAX_FUSE_MASKS + 2] = {
         {exited_ ? -1 : L_.keeper_pidfd.get(), POLLIN, 0},
         {status_eof_ ? -1 : L_.status_rd.get(), POLLIN, 0},
         {err_eof_ ? -1 : L_.err_rd.get(), POLLIN, 0},
@@ -371,6 +400,14 @@ void Supervision::loop() {
     const nfds_t net_end = np;
     const size_t masks = observe_ ? observer().fuse().size() : 0;
     for (size_t i = 0; i < masks; ++i) p[np++] = {observer().fuse().fd(i), POLLIN, 0};
+    // Then the terminal of the sandbox's own: the caller's typing in, the command's output out
+    // (typing waits while the sandbox's terminal has not taken the last of it).
+    Terminal* term = req_.terminal;
+    const nfds_t term_at = np;
+    if (term) {
+      p[np++] = {term->pending_input() ? -1 : term->in(), POLLIN, 0};
+      p[np++] = {term->master(), static_cast<short>(POLLIN | (term->pending_input() ? POLLOUT : 0)), 0};
+    }
     int n = ::poll(p, np, timeout_ms);
     if (n < 0 && errno != EINTR) break;
     ++wakeups_;
@@ -379,6 +416,11 @@ void Supervision::loop() {
     for (nfds_t i = 9; i < net_end; ++i) first_connection |= p[i].revents != 0;
     for (size_t i = 0; i < masks; ++i) {
       if (p[net_end + i].revents) observer().serve_fuse(i);
+    }
+    if (term) {
+      if (p[term_at].revents) term->from_caller();
+      if (p[term_at + 1].revents & POLLOUT) term->flush_input();
+      if (p[term_at + 1].revents & POLLIN) term->to_caller();
     }
     if (!proxy_started_ && first_connection) start_proxy();
     if (p[8].revents) {
@@ -409,6 +451,10 @@ void Supervision::loop() {
   }
   if (!(emptied_ && reap_later_)) reap_keeper(0);
   if (observe_) observer().stop();
+  if (req_.terminal) {
+    req_.terminal->drain();
+    req_.terminal->restore();
+  }
   log_.info(fmt::format("supervision loop woke {} times", wakeups_));
 }
 
@@ -452,6 +498,7 @@ Status send_start_word(Launch& L, const ExecRequest& req, char what = WB_WORD_ST
     word[1] = static_cast<char>(word[1] | (1 << i));
   }
   if (what == kStandbyStart) word[0] = WB_WORD_START, word[1] = WB_START_STANDBY;
+  if (req.terminal && what == WB_WORD_START) word[1] = static_cast<char>(word[1] | WB_START_TTY);
   if (!sys::send_fds(shim_sock, stdio, passed, word, sizeof word) && errno != EPIPE && errno != ECONNRESET) {
     return sys::sys_error("send", "the shim's socket", errno);
   }

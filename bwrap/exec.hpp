@@ -90,6 +90,7 @@ class SignalQueue {
   int signalfd_ = -1;
 };
 
+class Terminal;
 struct ExecRequest {
   std::vector<std::string> command;
   // --network off: the sandbox's listeners stop listening before the command can start (no
@@ -118,6 +119,9 @@ struct ExecRequest {
   std::string limits = "0:0:0";  // CPU seconds : processes : memory MB for the command (0 = none)
   // Receives the listener of the shim's seccomp program (bwrap/shim/shim.c).
   Observer* observer = nullptr;
+  // An interactive run's terminal of its own (bwrap/terminal.hpp): stdio holds its slave; the
+  // supervision loop relays its master to the caller's terminal, raw while the command runs.
+  Terminal* terminal = nullptr;
   // bwrap runs inside a fresh network namespace (bwrap/netns.hpp); on_listeners receives the
   // proxy's listening sockets before the command can connect, and must start serving them.
   std::function<Status(sys::NetListeners)> on_listeners;

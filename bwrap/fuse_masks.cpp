@@ -1,14 +1,17 @@
 #include "bwrap/fuse_masks.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <linux/fuse.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <set>
 
 #include "bwrap/shim/wire.h"
 #include "core/paths.hpp"
@@ -41,6 +44,14 @@ bool FuseMasks::adopt(const char* flags, size_t nflags, const int* fds, size_t n
   return true;
 }
 
+void FuseMasks::finish(const std::function<void(const Violation&)>& sink) {
+  for (auto& s : served_) {
+    if (s.more == 0) continue;
+    sink({"file-read", s.path + "/...", fmt::format("{} more names looked up", s.more)});
+    s.more = 0;
+  }
+}
+
 bool FuseMasks::covers(const std::string& path) const {
   for (const auto& s : served_) {
     if (paths::is_within(path, s.path)) return true;  // (also once the sandbox is gone)
@@ -49,6 +60,13 @@ bool FuseMasks::covers(const std::string& path) const {
 }
 
 namespace {
+
+// FUSE_STATX (Linux 6.6; protocol 7.39), newer than some headers: answered ENOSYS, so the
+// kernel asks GETATTR instead (stat and statx of a mask then work as before).
+constexpr uint32_t kFuseStatx = 52;
+// Names of one directory mask listed one by one; beyond, counted (a command looking up names by
+// the hundred thousand would otherwise push every other refusal out of the block).
+constexpr size_t kNamesListed = 16;
 
 void reply(int dev, uint64_t unique, int error, const void* body, size_t len) {
   struct fuse_out_header h {};
@@ -83,9 +101,28 @@ bool FuseMasks::serve(size_t i, const std::function<void(const Violation&)>& sin
         std::string name(arg, strnlen(arg, arg_len));
         if (s.is_dir && !name.empty()) {
           ++refused_;
-          sink({"file-read", s.path + "/" + name, ""});
+          if (s.names.count(name) || s.names.size() < kNamesListed) {
+            s.names.insert(name);
+            sink({"file-read", s.path + "/" + name, ""});
+          } else {
+            ++s.more;
+          }
         }
         reply(s.dev.get(), h.unique, -EACCES, nullptr, 0);
+        break;
+      }
+      case FUSE_ACCESS: {
+        // access(F_OK): the mask exists, as the old one did (existsSync, os.path.exists). Any
+        // other use (cd, test -r, access(R_OK)) is refused, and is an attempt to read it.
+        struct fuse_access_in in {};
+        std::memcpy(&in, arg, std::min(arg_len, sizeof in));
+        if (in.mask == 0) {
+          reply(s.dev.get(), h.unique, 0, nullptr, 0);
+        } else {
+          ++refused_;
+          sink({"file-read", s.path, ""});
+          reply(s.dev.get(), h.unique, -EACCES, nullptr, 0);
+        }
         break;
       }
       case FUSE_OPEN:
@@ -118,13 +155,14 @@ bool FuseMasks::serve(size_t i, const std::function<void(const Violation&)>& sin
       case FUSE_BATCH_FORGET:
       case FUSE_INTERRUPT:
         break;  // no answer is expected
+      case kFuseStatx:
       case FUSE_GETXATTR:
       case FUSE_LISTXATTR:
         // ENOSYS: the kernel stops asking, and answers "not supported" itself.
         reply(s.dev.get(), h.unique, -ENOSYS, nullptr, 0);
         break;
       default:
-        // Never ENOSYS here: for FUSE_ACCESS the kernel would take it as "everything allowed".
+        // Never ENOSYS for what the kernel would then allow by itself (FUSE_ACCESS, above).
         reply(s.dev.get(), h.unique, -EACCES, nullptr, 0);
         break;
     }

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,8 @@ class FuseMasks {
   // Call when fd(i) is readable: answers what waits. False once the connection is gone (the
   // sandbox's mount namespace ended); then fd(i) is -1.
   bool serve(size_t i, const std::function<void(const Violation&)>& sink);
+  // After the run: a line per directory mask whose names were too many to list one by one.
+  void finish(const std::function<void(const Violation&)>& sink);
   // Whether path lies in (or is) a mask served here: its reads are reported exactly.
   bool covers(const std::string& path) const;
   size_t refused() const { return refused_; }
@@ -42,6 +45,8 @@ class FuseMasks {
     std::string path;
     bool is_dir = false;
     sys::Fd dev;
+    std::set<std::string> names;  // listed so far (at most kNamesListed)
+    size_t more = 0;              // looked up beyond those
   };
   std::vector<FuseMask> expected_;
   std::vector<Served> served_;

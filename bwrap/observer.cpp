@@ -144,18 +144,28 @@ bool Observer::receive_listener() {
     return false;
   }
   listener_.reset(fds[0]);
+  if (fuse_.size() < fuse_.expected()) {
+    // Out of reach, or the kernel would not mount it here: the old mask, reads from stderr only.
+    log_->info(fmt::format("{} of {} read masks are FUSE filesystems (the rest report from stderr only)", fuse_.size(),
+                           fuse_.expected()));
+  }
   // The shim waits for this before it starts the command (see bwrap/shim/shim.c).
   char ack = WB_WORD_ACK;
   (void)!::send(ours_.get(), &ack, 1, MSG_NOSIGNAL);
   return true;
 }
 
-bool Observer::receive_end(int* status) {
+bool Observer::receive_end(int* status, int* stopped) {
   unsigned char msg[2];
   ssize_t n;
   do {
     n = ::recv(ours_.get(), msg, sizeof msg, MSG_WAITALL);
   } while (n < 0 && errno == EINTR);
+  if (stopped) *stopped = 0;
+  if (stopped && n == static_cast<ssize_t>(sizeof msg) && msg[0] == WB_WORD_STOPPED) {
+    *stopped = msg[1] ? msg[1] : SIGSTOP;  // the socket stays: the end comes later
+    return true;
+  }
   ours_.reset();
   if (n != static_cast<ssize_t>(sizeof msg) || msg[0] != WB_WORD_END) return false;
   *status = msg[1];

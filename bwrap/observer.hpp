@@ -61,7 +61,9 @@ class Observer {
   // status, when the shim says the sandbox is empty (every process in it ended and reaped, the
   // host no longer reachable from it); false when the shim ended without saying so. Closes the
   // socket either way.
-  bool receive_end(int* status);
+  // stopped: where a command with a terminal of its own stopping is said (WB_WORD_STOPPED):
+  // true with *stopped its signal, the socket kept; else 0.
+  bool receive_end(int* status, int* stopped = nullptr);
   // Handles notifications on a thread of its own, blocked in the receive call, so the kernel's
   // synchronous wake-up can hand the CPU straight over (each notification is a round trip).
   // When no thread can be made (a process limit), the caller's loop handles them instead:

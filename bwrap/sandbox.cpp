@@ -25,6 +25,7 @@
 #include "bwrap/plan.hpp"
 #include "bwrap/prepared.hpp"
 #include "bwrap/seccomp.hpp"
+#include "bwrap/terminal.hpp"
 #include "core/invocation.hpp"
 #include "core/log.hpp"
 #include "core/paths.hpp"
@@ -434,6 +435,13 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
     if (in_standby) return std::move(*in_standby);
   }
   RunOutcome outcome;
+  // A terminal of its own for an interactive command: its slave is the command's stdio.
+  std::unique_ptr<Terminal> terminal =
+      run.own_terminal ? Terminal::open_for(run.stdio[0], run.stdio[1], run.stdio[2]) : nullptr;
+  if (terminal) {
+    run.stdio[0] = run.stdio[1] = terminal->slave();
+    if (terminal->err_too()) run.stdio[2] = terminal->slave();
+  }
   std::unique_ptr<Launch> launch = std::move(run.launch);
   if (!launch) {
     if (!run.cgroup) run.cgroup = run_cgroup({run.memory_mb, run.pids, run.cpus}, log);
@@ -441,6 +449,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   }
   ExecRequest req = exec_request(run);
   req.timed_out = &outcome.timed_out;
+  req.terminal = terminal.get();
   const bool mount_api = shim_mounts_available();
 
   ViolationLog violations;
@@ -526,6 +535,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   after_run(run, p, observer, missing, t1);
   if (!result.ok()) return result.error();
   outcome.exit_code = *result;
+  observer.fuse().finish(sink);
   if (run.cgroup) {
     for (auto& v : run.cgroup->effects()) sink(v);
   }

@@ -29,7 +29,10 @@ struct LinuxRun {
   std::vector<std::string> env;         // the command's environment
   std::vector<std::string> launch_env;  // the caller's: what the keeper and bwrap start with
   int stdio[3] = {0, 1, 2};             // the command's standard descriptors (-1: closed)
-  SignalQueue* signals = nullptr;       // signals for the command while it runs
+  // An interactive run: when stdin and stdout are one terminal, the command gets a terminal of
+  // its own (bwrap/terminal.hpp), so job control works inside.
+  bool own_terminal = false;
+  SignalQueue* signals = nullptr;  // signals for the command while it runs
   const Logger* log = &log::process();
   std::string bwrap;
   int bwrap_version[3] = {0, 0, 0};

@@ -223,6 +223,7 @@ int cmd_run(const Options& o) {
   if (const auto& a = env->settings.sandbox.audit_log) audit.add_path(*a);
   const ResourceSettings res = env->settings.sandbox.resources;
   auto req = run_request(o, std::move(*env));
+  req.own_terminal = true;  // used when stdin and stdout are one terminal (WAVEBOX_PTY=0: never)
   const std::string learn_home = req.home;
   audit.home = req.home;
   const std::vector<std::string> learn_settings = req.settings_files;

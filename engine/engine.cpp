@@ -241,6 +241,7 @@ Status plan_linux(Internal& in, const sys::StateDir& state, const sys::BwrapInfo
                     n, WB_MAX_EXTRA_PORTS));
   }
   std::copy(std::begin(req.stdio), std::end(req.stdio), run.stdio);
+  run.own_terminal = req.own_terminal;
   const PolicyContext ctx = WB_TRY(policy_context(req, state));
   run.policy = make_fs_policy(s.sandbox, ctx, req.network_only);
   for (const auto& w : run.policy.warnings) req.log->warn(w);

@@ -42,8 +42,11 @@ struct RunRequest {
   std::string command_line;       // the command as a shell would see it (the decision's input)
   std::string cwd;                // the workspace, absolute
   std::string home;
-  std::vector<std::string> env;             // the caller's environment, "K=V"
-  int stdio[3] = {0, 1, 2};                 // the command's standard descriptors (-1: closed for it)
+  std::vector<std::string> env;  // the caller's environment, "K=V"
+  int stdio[3] = {0, 1, 2};      // the command's standard descriptors (-1: closed for it)
+  // When stdin and stdout are one terminal, the command gets a pty of its own that wavebox
+  // relays (job control inside); `wavebox run` asks for it, serve never has a terminal.
+  bool own_terminal = false;
   Settings settings;                        // merged; --allow-domain hosts already in the allowlist
   std::vector<std::string> settings_files;  // read or discoverable: write-protected
   std::vector<std::string> extra_writable;  // --allow-write, absolute

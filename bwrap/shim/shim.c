@@ -240,7 +240,7 @@ static void let_go_of_output(void) {
  * or the end of the socket, and nothing is placed and nothing runs. The receiving half is
  * core/sys/fdpass.cpp's recv_fds again, in C (this static program links no C++ library), with
  * the checks these messages need. */
-static int receive_word(int sock, char want, int* standby, int* spec) {
+static int receive_word(int sock, char want, int* standby, int* spec, int* tty) {
   char word[2];
   union {
     char buf[CMSG_SPACE(sizeof(int) * 4)];
@@ -270,12 +270,13 @@ static int receive_word(int sock, char want, int* standby, int* spec) {
   for (int i = 0; i < 3; ++i) want_fds += (word[1] >> i) & 1;
   const int standby_start = !is_go && (word[1] & WB_START_STANDBY);
   if (n != (ssize_t)sizeof word || word[0] != want || (msg.msg_flags & MSG_CTRUNC) || got != want_fds ||
-      (word[1] & ~(0x07 | WB_START_STANDBY)) || (is_go && (word[1] & WB_START_STANDBY)) ||
+      (word[1] & ~(0x07 | WB_START_STANDBY | WB_START_TTY)) || (is_go && (word[1] & WB_START_STANDBY)) ||
       (standby_start && want_fds != 0)) {
     for (int i = 0; i < got; ++i) close(fds[i]);
     return -1;
   }
   if (standby) *standby = standby_start;
+  if (tty) *tty = (word[1] & WB_START_TTY) != 0;
   if (standby_start) return 0;
   int next = is_go;
   for (int i = 0; i < 3; ++i) {
@@ -857,12 +858,19 @@ static int load_filter(int fd, unsigned flags, int* listener) {
 }
 
 /* Waits for `child` while reaping anything else; returns the status to pass on. */
-static int reap_until(pid_t child) {
+/* Reaps until the command ends; its status. stops >= 0: the command stopping is said there (it
+ * has a terminal of its own, whose Ctrl-Z stopped it: wavebox stops too, and resumes it). */
+static int reap_until(pid_t child, int stops) {
   for (;;) {
     int st;
-    pid_t p = wait(&st);
+    pid_t p = waitpid(-1, &st, stops >= 0 ? WUNTRACED : 0);
     if (p < 0 && errno == EINTR) continue;
     if (p < 0) return 125;
+    if (p == child && WIFSTOPPED(st)) {
+      unsigned char msg[2] = {WB_WORD_STOPPED, (unsigned char)WSTOPSIG(st)};
+      (void)!write(stops, msg, sizeof msg);
+      continue;
+    }
     if (p == child) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   }
 }
@@ -1067,8 +1075,8 @@ static int observed_init(char** args) {
   /* bwrap may have run us before the sandbox was planned: the mount list (and the filter) are
    * ready when wavebox sends 'M'. Anything else, or its end of the socket closing (wavebox gave
    * up, or died), and nothing is placed and nothing runs. */
-  int standby = 0, spec_fd = -1;
-  if (receive_word(sock_fd, WB_WORD_START, &standby, NULL) != 0) return 125;
+  int standby = 0, spec_fd = -1, tty = 0;
+  if (receive_word(sock_fd, WB_WORD_START, &standby, NULL, &tty) != 0) return 125;
   int placed = 0;
   /* Every mount's source is held open until the tree is made read-only: a workspace with many
    * protected folders (node_modules) needs more than the usual 1024 descriptors. The caller's
@@ -1119,7 +1127,7 @@ static int observed_init(char** args) {
   }
   if (standby) {
     /* Made ahead (serve): the command, its directory and environment come now, or never. */
-    if (receive_word(sock_fd, WB_WORD_GO, NULL, &spec_fd) != 0) return 125;
+    if (receive_word(sock_fd, WB_WORD_GO, NULL, &spec_fd, NULL) != 0) return 125;
     const char* cwd = NULL;
     char** envp = NULL;
     argv = read_go_spec(argv, spec_fd, &cwd, &envp);
@@ -1138,11 +1146,21 @@ static int observed_init(char** args) {
     errno = EINVAL;
     return die("the resource limits");
   }
+  /* A terminal of the sandbox's own: ours (we lead bwrap's new session) as the controlling
+   * terminal, the command's process group in the foreground. Its parent (us) in the same session
+   * keeps that group from being orphaned, so the terminal's Ctrl-Z stops it (and bash's jobs
+   * inside), and we see it stop. */
+  if (tty && ioctl(0, TIOCSCTTY, 0) != 0) return die("taking the terminal");
   pid_t child = fork();
   if (child < 0) return die("fork");
   if (child == 0) {
     /* A process group of its own: wavebox forwards terminal signals to it. */
     setpgid(0, 0);
+    if (tty) {
+      signal(SIGTTOU, SIG_IGN); /* (a group not yet in the foreground may take it) */
+      if (tcsetpgrp(0, getpid()) != 0) _exit(die("the terminal's foreground"));
+      signal(SIGTTOU, SIG_DFL);
+    }
     struct rlimit r;
     if (lim.cpu_seconds) {
       r.rlim_cur = r.rlim_max = lim.cpu_seconds;
@@ -1180,7 +1198,7 @@ static int observed_init(char** args) {
     _exit(err == ENOENT ? 127 : 126);
   }
   /* As init: reap everything; when the command ends, so does the sandbox. */
-  int status = reap_until(child);
+  int status = reap_until(child, tty ? sock_fd : -1);
   /* Our output is the command's: let go of it, so a caller reading it sees its end now. Then,
    * with nothing of the sandbox left, tell wavebox and its status: wavebox can put the host back
    * in order (the stubs) and exit while the kernel tears the namespaces down behind us. */

@@ -12,8 +12,9 @@
  *                 and a byte per WB_MOUNT_FUSE_* record (WB_FUSE_SERVED: its descriptor
  *                 follows; WB_FUSE_NOT: the old mask was placed), with the seccomp listener and
  *                 then each served mask's /dev/fuse descriptor, in the list's order (wavebox
- *                 answers WB_WORD_ACK), then WB_WORD_END and the command's status when the
- *                 sandbox is empty
+ *                 answers WB_WORD_ACK), then (WB_START_TTY) WB_WORD_STOPPED and the signal
+ *                 each time the command stops, and WB_WORD_END and the command's status when
+ *                 the sandbox is empty
  *                 A sandbox made ahead of its command (serve's standby): WB_WORD_START carries
  *                 WB_START_STANDBY and no descriptors; the shim places the mounts, loads the
  *                 filter, hands the listener over, then waits for WB_WORD_GO, a byte as for
@@ -86,6 +87,11 @@ static inline const char* wb_step_name(int step) {
 #define WB_WORD_ACK 'A'       /* wavebox -> shim: the seccomp listener arrived */
 #define WB_WORD_GO 'G'        /* wavebox -> a standby's shim: the command, now */
 #define WB_START_STANDBY 0x08 /* in WB_WORD_START's byte: the command comes with WB_WORD_GO */
+/* In WB_WORD_START's byte: descriptor 0 is a terminal of the sandbox's own (a pty wavebox
+ * relays): the command's controlling terminal, in a session of its own; when the command stops
+ * (Ctrl-Z on that terminal), the shim says WB_WORD_STOPPED and the signal. */
+#define WB_START_TTY 0x10
+#define WB_WORD_STOPPED 'Z'
 
 /* Mount record kinds (bwrap/plan.cpp, render_shim_mounts, writes them). */
 #define WB_MOUNT_ROOT "root"             /* argument "ro" | "rw": the host's tree at / */

@@ -82,6 +82,22 @@ run_to merged sh -c 'stat ~/.ssh >/dev/null; ls -la ~ >/dev/null; [ -d ~/.ssh ]'
 check "looking at a mask from outside is not a read" bash -c '! grep -q "file-read" "$0"' "$SCRATCH/out"
 check "and it is still there, mode 0000" [ "$(cd "$WS" && "$WAVEBOX" run --settings "$S" -- stat -c %a "$HOME/.ssh" 2>/dev/null)" = 0 ]
 
+# What the old masks showed still shows: stat (statx) of the mask, its existence (access F_OK,
+# what Node's existsSync and Python's os.access use); entering it is a refused read.
+run_to merged python3 -c 'import os; p = os.path.expanduser("~/.ssh")
+print("mode", oct(os.stat(p).st_mode & 0o7777), "exists", os.access(p, os.F_OK), os.path.exists(p))'
+check "stat and existence of a mask work as before" grep -q "mode 0o0 exists True True" "$SCRATCH/out"
+check "and are not reads" bash -c '! grep -q "file-read" "$0"' "$SCRATCH/out"
+run_to merged sh -c 'cd ~/.ssh 2>/dev/null; test -r .env; exit 0'
+check "cd into a masked directory is a refused read" [ "$(count_in "deny file-read $HOME/.ssh" "$SCRATCH/out")" -eq 1 ]
+check "test -r of a masked file is one" [ "$(count_in "deny file-read $WS/.env" "$SCRATCH/out")" -eq 1 ]
+# Names by the hundred: listed up to a bound per mask, then counted in one line (other refusals
+# keep their place in the block).
+run_to merged sh -c 'i=0; while [ $i -lt 300 ]; do cat ~/.ssh/k$i 2>/dev/null; i=$((i+1)); done; echo x > /etc/wb-rr-$$; exit 0'
+check "many names: one line counts those beyond the bound" grep -q "^deny file-read $HOME/.ssh/\.\.\. ([0-9]* more names looked up)$" "$SCRATCH/out"
+check "many names: the block stays short" [ "$(grep -c "deny file-read" "$SCRATCH/out")" -le 20 ]
+check "many names: a write refused after them is still listed" grep -q "deny file-write /etc/wb-rr-" "$SCRATCH/out"
+
 # A terminal: script(1) gives the command's stdout and stderr one pty.
 if command -v script >/dev/null; then
   (cd "$WS" && TERM=dumb script -qec "$WAVEBOX run --settings $S -- cat $key" "$SCRATCH/tty.log" > /dev/null 2>&1)

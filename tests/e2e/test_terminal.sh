@@ -51,4 +51,34 @@ for i in $(seq 1 50); do [ -d "/proc/$wbpid" ] || break; sleep 0.1; done
 check "job control: Ctrl-C after fg still ends it" [ ! -d "/proc/$wbpid" ]
 check "job control: and the command" bash -c '[ -n "$0" ] && [ ! -d "/proc/$0" ]' "$cmdpid"
 T kill-session -t jc 2>/dev/null
+
+# An interactive shell inside has job control: the command's terminal is a pty of its own, whose
+# Ctrl-Z stops the shell's foreground job (not wavebox); jobs, fg, Ctrl-C work; the caller's
+# terminal is as it was afterwards.
+T new-session -d -s sh -x 120 -y 30 "cd '$WS' && exec bash --norc --noprofile -i"
+T send-keys -t sh "stty -a | grep -o -- '-*icanon' > '$SCRATCH/before.txt'; PS1='outer\$ '" Enter
+T send-keys -t sh "'$WAVEBOX' run -- bash --norc --noprofile -i; echo EXIT=\$?" Enter
+for i in $(seq 1 50); do T capture-pane -t sh -p | grep -q "bash-.*[#$] *$" && break; sleep 0.1; done
+T send-keys -t sh "sleep 47" Enter
+sleep 0.5
+T send-keys -t sh C-z
+for i in $(seq 1 50); do T capture-pane -t sh -p | grep -q "Stopped.*sleep 47" && break; sleep 0.1; done
+screen=$(T capture-pane -t sh -p -S -50)
+check "interactive bash: no 'no job control' warning" bash -c '! grep -qi "no job control" <<<"$0"' "$screen"
+check "interactive bash: Ctrl-Z stops its job (bash says Stopped)" grep -q "Stopped.*sleep 47" <<<"$screen"
+wbpid=$(pgrep -f "wavebox run -- bash --norc" | head -1)
+check "interactive bash: wavebox itself runs on" bash -c '[ -n "$0" ] && [ "$(awk "{print \$3}" /proc/$0/stat)" != T ]' "$wbpid"
+T send-keys -t sh "jobs; fg" Enter
+sleep 0.5
+T send-keys -t sh C-c
+T send-keys -t sh "echo after=\$?; exit 3" Enter
+for i in $(seq 1 50); do T capture-pane -t sh -p | grep -q "EXIT=" && break; sleep 0.1; done
+screen=$(T capture-pane -t sh -p -S -50)
+check "interactive bash: jobs lists the stopped job" grep -q "\[1\]+ *Stopped *sleep 47" <<<"$screen"
+check "interactive bash: fg, then Ctrl-C ends the job (130)" grep -q "after=130" <<<"$screen"
+check "interactive bash: its exit status is wavebox's" grep -q "EXIT=3" <<<"$screen"
+T send-keys -t sh "stty -a | grep -o -- '-*icanon' > '$SCRATCH/after.txt'" Enter
+for i in $(seq 1 30); do [ -s "$SCRATCH/after.txt" ] && break; sleep 0.1; done
+check "the caller's terminal is back as it was (canonical mode)" bash -c '[ -s "$0" ] && cmp -s "$0" "$1"' "$SCRATCH/before.txt" "$SCRATCH/after.txt"
+T kill-session -t sh 2>/dev/null
 finish
