@@ -254,7 +254,8 @@ void Observer::answer_performed(unsigned long long id, int nr, Performed& done, 
     return;
   }
   if (!valid || done.path.empty()) return;
-  if (nr == SYS_rename || nr == SYS_renameat || nr == SYS_renameat2 || nr == SYS_symlink || nr == SYS_symlinkat) {
+  if (nr == SYS_rename || nr == SYS_renameat || nr == SYS_renameat2 || nr == SYS_symlink || nr == SYS_symlinkat ||
+      nr == SYS_unlink || nr == SYS_unlinkat || nr == SYS_rmdir) {
     symlink_cache_.clear();
   }
   if (!done.refused.empty()) {

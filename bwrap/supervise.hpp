@@ -100,6 +100,8 @@ class Supervisor {
   // The late guard a path lies in (or, with ancestors, one that lies below it), or nullptr.
   const Late* late_guard(const std::string& path, bool ancestors) const;
   Performed late_target(pid_t pid, int nr, const unsigned long long* a);
+  Performed carry_out(pid_t pid, int nr, const unsigned long long* a, const Parent& p, Performed r, int target,
+                      bool removes_dir);
   bool refuse_link_source(Performed& r, const std::string& from);
   Performed reopen_own_fd(pid_t pid, int n, int flags, const std::string& path, Performed r);
   Performed open_own_proc(pid_t pid, const std::string& norm, int flags, const std::string& path, Performed r);
