@@ -219,6 +219,10 @@ int Supervision::next_timeout() {
     timeout_ms = 200;
   }
   if (!exited_ && !L_.keeper_pidfd.valid() && (timeout_ms < 0 || timeout_ms > 50)) timeout_ms = 50;
+  // A terminal of the sandbox's own not raw yet (wavebox in the background): is it back?
+  if (req_.terminal && req_.terminal->waiting_for_foreground() && (timeout_ms < 0 || timeout_ms > 200)) {
+    timeout_ms = 200;
+  }
   // A signal waiting for the command: looked at again soon.
   if (!pending_signals_.empty() && !exited_ && (timeout_ms < 0 || timeout_ms > 5)) timeout_ms = 5;
   // The plan's check starts once the command has run a few milliseconds without writing (it
@@ -322,9 +326,16 @@ void Supervision::stop_here() {
 
 // The command stopped on its own terminal (Ctrl-Z there, with no shell inside to take it):
 // wavebox stops with it, so the caller's shell gets its prompt back; `fg` resumes both.
+// Only under a shell that does job control (wavebox a job of its own, not its session's leader or
+// its parent's group: `fg` can resume it), and never past a timeout (a stopped wavebox would not
+// end the sandbox on time): else the command stays stopped, and the timeout or the caller ends it.
 void Supervision::stop_with_command(int sig) {
+  const bool job = ::getpgrp() != ::getsid(0) && req_.terminal->foreground();
+  if (!req_.signals || !req_.signals->whole_process() || !job || req_.timeout_seconds) {
+    log_.info(fmt::format("the command stopped (signal {}); wavebox runs on (no job control here, or a timeout)", sig));
+    return;
+  }
   log_.info(fmt::format("the command stopped (signal {}): wavebox stops with it", sig));
-  if (!req_.signals || !req_.signals->whole_process()) return;  // not a terminal's process
   stop_here();
   const pid_t init = bwrap_pid_ > 0 ? sandbox_init(bwrap_pid_) : init_pid_;
   forward_signal(init, SIGCONT);
@@ -379,7 +390,7 @@ void Supervision::loop() {
     const bool waits_for_check = late_pending_ && !late_started_ && observe_ && observer().ready() && !observer_hup_;
     // 0-8 fixed; 9: the resolver; 10 on: the transparent listeners (a name looked up, or a
     // connection to one, starts the proxy as a proxied connection does).
-    struct pollfd p[10 + WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS + WB_MAX_FUSE_MASKS + 2] = {
+    struct pollfd p[10 + WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS + WB_MAX_FUSE_MASKS + 3] = {
         {exited_ ? -1 : L_.keeper_pidfd.get(), POLLIN, 0},
         {status_eof_ ? -1 : L_.status_rd.get(), POLLIN, 0},
         {err_eof_ ? -1 : L_.err_rd.get(), POLLIN, 0},
@@ -405,8 +416,11 @@ void Supervision::loop() {
     Terminal* term = req_.terminal;
     const nfds_t term_at = np;
     if (term) {
-      p[np++] = {term->pending_input() ? -1 : term->in(), POLLIN, 0};
-      p[np++] = {term->master(), static_cast<short>(POLLIN | (term->pending_input() ? POLLOUT : 0)), 0};
+      term->raw();  // (again in the foreground after `bg`, `fg`: no signal says so)
+      p[np++] = {term->in(), POLLIN, 0};
+      p[np++] = {term->master(),
+                 static_cast<short>((term->wants_output() ? POLLIN : 0) | (term->pending_input() ? POLLOUT : 0)), 0};
+      p[np++] = {term->out_waiting(), POLLOUT, 0};
     }
     int n = ::poll(p, np, timeout_ms);
     if (n < 0 && errno != EINTR) break;
@@ -420,7 +434,8 @@ void Supervision::loop() {
     if (term) {
       if (p[term_at].revents) term->from_caller();
       if (p[term_at + 1].revents & POLLOUT) term->flush_input();
-      if (p[term_at + 1].revents & POLLIN) term->to_caller();
+      if (p[term_at + 1].revents & POLLIN) term->from_master();
+      if (p[term_at + 2].revents) term->to_caller();
     }
     if (!proxy_started_ && first_connection) start_proxy();
     if (p[8].revents) {

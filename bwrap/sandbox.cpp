@@ -15,6 +15,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "bwrap/exec.hpp"
@@ -311,15 +312,21 @@ Result<std::unique_ptr<Launch>> launch_sandbox(const std::string& bwrap, const i
                       cgroup ? cgroup->join_fds() : std::vector<int>{});
 }
 
-std::shared_ptr<sys::RunCgroup> run_cgroup(const sys::CgroupLimits& limits, const Logger& log) {
-  if (!limits.any()) return nullptr;
+Result<std::shared_ptr<sys::RunCgroup>> run_cgroup(const sys::CgroupLimits& limits, const Logger& log) {
+  if (!limits.any()) return std::shared_ptr<sys::RunCgroup>();
   auto made = sys::RunCgroup::create(limits);
+  if (!made.ok() && limits.pids > 0 && ::geteuid() == 0) {
+    return make_error(ErrorKind::kUnavailable,
+                      "sandbox.resources.pids cannot hold for root without a cgroup of the run's own (RLIMIT_NPROC "
+                      "does not bind root), and none can be made: " +
+                          made.error().message);
+  }
   if (!made.ok()) {
     if (limits.cpus > 0) {
       log.warn("sandbox.resources.cpus is not enforced here: no cgroup can be made (" + made.error().message + ")");
     }
     log.info("the limits are rlimits: " + made.error().message);
-    return nullptr;
+    return std::shared_ptr<sys::RunCgroup>();
   }
   std::string dirs;
   for (const auto& d : (*made)->dirs()) dirs += (dirs.empty() ? "" : ", ") + d;
@@ -442,9 +449,12 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
     run.stdio[0] = run.stdio[1] = terminal->slave();
     if (terminal->err_too()) run.stdio[2] = terminal->slave();
   }
+  // Else a terminal among the command's descriptors is the caller's: its modes are put back.
+  std::optional<TerminalModes> modes;
+  if (!terminal) modes.emplace(run.stdio);
   std::unique_ptr<Launch> launch = std::move(run.launch);
   if (!launch) {
-    if (!run.cgroup) run.cgroup = run_cgroup({run.memory_mb, run.pids, run.cpus}, log);
+    if (!run.cgroup) run.cgroup = WB_TRY(run_cgroup({run.memory_mb, run.pids, run.cpus}, log));
     launch = WB_TRY(launch_sandbox(run.bwrap, run.stdio, run.launch_env, log, run.cgroup.get()));
   }
   ExecRequest req = exec_request(run);

@@ -66,8 +66,9 @@ Result<std::unique_ptr<Launch>> launch_sandbox(const std::string& bwrap, const i
                                                const std::vector<std::string>& env, const Logger& log,
                                                const sys::RunCgroup* cgroup = nullptr);
 // The run's own cgroup for sandbox.resources (memoryMB, pids, cpus), when one can be made; null
-// otherwise (the rlimits hold; a cpus setting, which has none, is warned about).
-std::shared_ptr<sys::RunCgroup> run_cgroup(const sys::CgroupLimits& limits, const Logger& log);
+// otherwise (the rlimits hold; a cpus setting, which has none, is warned about). An error when
+// the settings' limit would not hold without it: pids for root (RLIMIT_NPROC does not bind root).
+Result<std::shared_ptr<sys::RunCgroup>> run_cgroup(const sys::CgroupLimits& limits, const Logger& log);
 // The rlimits the shim sets on the command: those the cgroup does not hold.
 std::string rlimits_for(const LinuxRun& run, const sys::RunCgroup* cgroup);
 

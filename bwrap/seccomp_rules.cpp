@@ -11,7 +11,7 @@ constexpr int kEPERM = 1, kENOSYS = 38, kEOPNOTSUPP = 95, kEAFNOSUPPORT = 97;
 constexpr std::uint64_t kAfUnix = 1, kAfInet = 2, kAfInet6 = 10, kAfNetlink = 16, kAfMax = 46;
 constexpr std::uint64_t kSockStream = 1, kSockDgram = 2, kSockSeqpacket = 5, kSockTypeMask = 0xf;
 constexpr std::uint64_t kCloneNewUser = 0x10000000;
-constexpr std::uint64_t kTiocsti = 0x5412, kTioclinux = 0x541C;
+constexpr std::uint64_t kTiocsti = 0x5412, kTioclinux = 0x541C, kTiocsetd = 0x5423, kTiocexcl = 0x540C;
 constexpr std::uint64_t kSetUid = 04000, kSetGid = 02000, kOtherWrite = 02;
 
 SeccompRule always(const char* name, int err, const char* why) {
@@ -92,6 +92,10 @@ std::vector<SeccompRule> seccomp_rules(const SeccompOptions& o) {
   // CVE-2017-5226 (TIOCSTI) and TIOCLINUX: pushing input into the caller's terminal.
   r.push_back({"ioctl", kEPERM, {{1, Op::kEq, 0, kTiocsti}}, "TIOCSTI injects terminal input"});
   r.push_back({"ioctl", kEPERM, {{1, Op::kEq, 0, kTioclinux}}, "TIOCLINUX can inject terminal input"});
+  // A terminal the caller handed over outlives the run: its line discipline (N_NULL leaves it
+  // dead) and exclusive mode (every later open of it refused) are not the command's to change.
+  r.push_back({"ioctl", kEPERM, {{1, Op::kEq, 0, kTiocsetd}}, "TIOCSETD changes the terminal's line discipline"});
+  r.push_back({"ioctl", kEPERM, {{1, Op::kEq, 0, kTiocexcl}}, "TIOCEXCL locks the terminal against later opens"});
   for (const char* s : {"keyctl", "add_key", "request_key"}) {
     r.push_back(always(s, kEPERM, "the kernel keyring is not namespaced"));
   }

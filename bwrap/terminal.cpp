@@ -1,6 +1,7 @@
 #include "bwrap/terminal.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
@@ -19,27 +20,13 @@ bool same_terminal(int a, int b) {
   return ::isatty(a) && ::isatty(b) && ::fstat(a, &sa) == 0 && ::fstat(b, &sb) == 0 && sa.st_rdev == sb.st_rdev;
 }
 
-void write_all(int fd, const char* p, size_t n) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0 && errno == EAGAIN) {
-      struct pollfd pf = {fd, POLLOUT, 0};
-      (void)::poll(&pf, 1, 100);
-      continue;
-    }
-    if (w <= 0) return;
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-}
+constexpr size_t kOutputHeld = 1 << 16;  // the master is not read while this much waits (wants_output)
 
 }  // namespace
 
 std::unique_ptr<Terminal> Terminal::open_for(int in, int out, int err) {
   const char* env = std::getenv("WAVEBOX_PTY");
   if ((env && std::string(env) == "0") || in < 0 || out < 0 || !same_terminal(in, out)) return nullptr;
-  if (::tcgetpgrp(in) != ::getpgrp()) return nullptr;
   std::unique_ptr<Terminal> t(new Terminal());
   if (::tcgetattr(in, &t->saved_) != 0) return nullptr;
   t->master_ = sys::Fd(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
@@ -52,8 +39,13 @@ std::unique_ptr<Terminal> Terminal::open_for(int in, int out, int err) {
   (void)::tcsetattr(t->slave_.get(), TCSANOW, &t->saved_);
   int fl = ::fcntl(t->master_.get(), F_GETFL);
   if (fl < 0 || ::fcntl(t->master_.get(), F_SETFL, fl | O_NONBLOCK) != 0) return nullptr;
+  // Writes to the caller's terminal through a description of our own, non-blocking (setting
+  // O_NONBLOCK on the caller's descriptor would change it for the caller's shell too).
+  t->out_ = sys::Fd(::open(fmt::format("/proc/self/fd/{}", out).c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
+  if (!t->out_.valid()) return nullptr;
   t->in_ = in;
-  t->out_ = out;
+  // Not wavebox's controlling terminal (a harness's pty handed down): no job control to follow.
+  t->ctty_ = ::tcgetpgrp(in) >= 0;
   t->err_too_ = err >= 0 && same_terminal(in, err);
   t->resize();
   return t;
@@ -64,14 +56,18 @@ Terminal::~Terminal() {
 }
 
 bool Terminal::foreground() const {
-  return ::tcgetpgrp(in_) == ::getpgrp();
+  return !ctty_ || ::tcgetpgrp(in_) == ::getpgrp();
 }
 
 void Terminal::raw() {
-  if (is_raw_ || !foreground()) return;
+  if (is_raw_ || hung_up_) return;
+  if (ctty_) {
+    const pid_t fg = ::tcgetpgrp(in_);
+    if (fg < 0) return hang_up();  // the caller's terminal is gone (a background wavebox sees it here)
+    if (fg != ::getpgrp()) return;
+  }
   struct termios r = saved_;
   ::cfmakeraw(&r);
-  r.c_oflag = saved_.c_oflag;  // wavebox's own lines (a warning during the run) stay lines
   if (::tcsetattr(in_, TCSANOW, &r) == 0) is_raw_ = true;
 }
 
@@ -83,23 +79,43 @@ void Terminal::restore() {
 
 void Terminal::resize() {
   struct winsize ws;
-  if (::ioctl(out_, TIOCGWINSZ, &ws) == 0) (void)::ioctl(master_.get(), TIOCSWINSZ, &ws);
+  if (master_.valid() && ::ioctl(in_, TIOCGWINSZ, &ws) == 0) (void)::ioctl(master_.get(), TIOCSWINSZ, &ws);
+}
+
+// The caller's terminal is gone (the window closed): so is the sandbox's, as a terminal
+// emulator's would be (its foreground job gets SIGHUP, its reads end).
+void Terminal::hang_up() {
+  hung_up_ = true;
+  is_raw_ = false;
+  to_master_.clear();
+  master_.reset();
 }
 
 void Terminal::from_caller() {
   char buf[4096];
   ssize_t n = ::read(in_, buf, sizeof buf);
-  // EIO: put in the background meanwhile (the loop stops reading until it is back).
-  if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN && errno != EIO)) {
-    in_eof_ = true;
+  if (n > 0) {
+    to_master_.append(buf, static_cast<size_t>(n));
+    flush_input();
     return;
   }
-  if (n > 0) to_master_.append(buf, static_cast<size_t>(n));
-  flush_input();
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  // EIO in the background is not an end (the loop no longer reads then); a terminal whose
+  // foreground cannot be told any more, or a read of 0 while raw, is a hang-up.
+  if (n < 0 && errno == EIO && ctty_ && ::tcgetpgrp(in_) >= 0) return;
+  if (n == 0 && !is_raw_ && foreground()) {
+    // Ctrl-D while the terminal was still cooked (just brought back with fg): passed on.
+    struct termios t {};
+    char eof = ::tcgetattr(slave_.get(), &t) == 0 ? static_cast<char>(t.c_cc[VEOF]) : '\x04';
+    to_master_.push_back(eof);
+    flush_input();
+    return;
+  }
+  hang_up();
 }
 
 void Terminal::flush_input() {
-  while (!to_master_.empty()) {
+  while (!to_master_.empty() && master_.valid()) {
     ssize_t w = ::write(master_.get(), to_master_.data(), to_master_.size());
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) return;  // full (EAGAIN): the loop waits for POLLOUT
@@ -107,18 +123,55 @@ void Terminal::flush_input() {
   }
 }
 
-void Terminal::to_caller() {
+void Terminal::from_master() {
+  if (!master_.valid() || to_caller_.size() >= kOutputHeld) return;
   char buf[16384];
   ssize_t n = ::read(master_.get(), buf, sizeof buf);
-  if (n > 0) write_all(out_, buf, static_cast<size_t>(n));
+  if (n > 0) to_caller_.append(buf, static_cast<size_t>(n));
+  to_caller();
+}
+
+void Terminal::to_caller() {
+  while (!to_caller_.empty()) {
+    ssize_t w = ::write(out_.get(), to_caller_.data(), to_caller_.size());
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && errno != EAGAIN) to_caller_.clear();  // the caller's terminal is gone
+    if (w <= 0) return;
+    to_caller_.erase(0, static_cast<size_t>(w));
+  }
 }
 
 void Terminal::drain() {
-  char buf[16384];
-  for (int i = 0; i < 4096; ++i) {
-    ssize_t n = ::read(master_.get(), buf, sizeof buf);
-    if (n <= 0) return;
-    write_all(out_, buf, static_cast<size_t>(n));
+  // Bounded: a terminal nobody reads (a stopped pager) holds the run's end for 2 s at most.
+  for (int i = 0; i < 400 && master_.valid(); ++i) {
+    if (to_caller_.size() < kOutputHeld) {
+      char buf[16384];
+      ssize_t n = ::read(master_.get(), buf, sizeof buf);
+      if (n > 0) {
+        to_caller_.append(buf, static_cast<size_t>(n));
+      } else if (to_caller_.empty()) {
+        break;  // all of it is out
+      }
+    }
+    to_caller();
+    if (!to_caller_.empty()) {
+      struct pollfd p = {out_.get(), POLLOUT, 0};
+      (void)::poll(&p, 1, 5);
+    }
+  }
+}
+
+TerminalModes::TerminalModes(const int* stdio) {
+  for (int i = 0; i < 3 && fd_ < 0; ++i) {
+    if (stdio[i] >= 0 && ::isatty(stdio[i]) && ::tcgetattr(stdio[i], &saved_) == 0) fd_ = stdio[i];
+  }
+}
+
+TerminalModes::~TerminalModes() {
+  if (fd_ < 0 || ::tcgetpgrp(fd_) != ::getpgrp()) return;
+  struct termios now {};
+  if (::tcgetattr(fd_, &now) == 0 && std::memcmp(&now, &saved_, sizeof now) != 0) {
+    (void)::tcsetattr(fd_, TCSADRAIN, &saved_);
   }
 }
 

@@ -325,7 +325,7 @@ Result<Prepared> prepare(RunRequest request) {
   if (!req.plan_only && wanted && state.ok() && !bwrap.path.empty() && !req.standby) {
     // The run's cgroup first (sandbox.resources): the keeper joins it before anything starts.
     const auto& r = s.sandbox.resources;
-    in.run.cgroup = lnx::run_cgroup({r.memory_mb.value_or(0), r.pids.value_or(0), r.cpus.value_or(0)}, log);
+    in.run.cgroup = WB_TRY(lnx::run_cgroup({r.memory_mb.value_or(0), r.pids.value_or(0), r.cpus.value_or(0)}, log));
     if (auto l = lnx::launch_sandbox(bwrap.path, req.prepare_ahead ? nullptr : req.stdio, launch_environment(s), log,
                                      in.run.cgroup.get());
         l.ok()) {

@@ -4,9 +4,11 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cerrno>
@@ -125,8 +127,15 @@ std::vector<std::string> needed(const CgroupLimits& l) {
 
 std::atomic<unsigned> g_seq{0};
 
+// wavebox-PID-NONCE: a directory left by an earlier wavebox of the same pid (a reused pid after
+// a SIGKILL) never collides with this one.
 std::string run_name() {
-  return fmt::format("wavebox-{}-{}", ::getpid(), g_seq.fetch_add(1));
+  static const unsigned nonce = [] {
+    unsigned v = 0;
+    if (::getrandom(&v, sizeof v, 0) != static_cast<ssize_t>(sizeof v)) v = static_cast<unsigned>(::time(nullptr));
+    return v;
+  }();
+  return fmt::format("wavebox-{}-{:08x}{}", ::getpid(), nonce, g_seq.fetch_add(1));
 }
 
 // Empty run cgroups of wavebox processes that are gone (killed before they removed theirs).
@@ -137,9 +146,9 @@ void sweep(const std::string& parent) {
   while (struct dirent* e = ::readdir(d)) {
     if (++looked > 4096) break;
     int pid = 0;
-    unsigned seq = 0;
-    if (std::sscanf(e->d_name, "wavebox-%d-%u", &pid, &seq) != 2 || pid <= 0) continue;
-    if (pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+    char rest = 0;
+    if (std::sscanf(e->d_name, "wavebox-%d-%c", &pid, &rest) != 2 || pid <= 0) continue;
+    if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // (ours, or a live one's: busy anyway)
     (void)::rmdir((parent + "/" + e->d_name).c_str());
   }
   ::closedir(d);
@@ -208,7 +217,9 @@ Result<std::unique_ptr<RunCgroup>> RunCgroup::create(const CgroupLimits& limits)
   };
   const long long bytes = limits.memory_mb * 1024 * 1024;
   const std::string name = run_name();  // the same in every hierarchy
-  const std::string quota = fmt::format("{}", static_cast<long long>(std::llround(limits.cpus * 100000)));
+  // The kernel's smallest quota is 1 ms a period: 0.01 CPU.
+  const std::string quota =
+      fmt::format("{}", std::max<long long>(1000, static_cast<long long>(std::llround(limits.cpus * 100000))));
 
   // v2: one directory, every controller in it.
   for (const auto& m : mounts) {

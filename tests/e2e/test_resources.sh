@@ -42,6 +42,10 @@ m = mmap.mmap(-1, 2 << 30); b = bytearray(100 * 1024 * 1024); print('fits')"
   printf '{"sandbox":{"enabled":true,"resources":{"cpus":0.2}}}' > "$SCRATCH/cpu.json"
   wb run --settings "$SCRATCH/cpu.json" -- timeout 1 sh -c 'while :; do :; done'
   check "cpus (cgroup): a busy loop is throttled, and the block says so" grep -qx "deny cpu 0.2 CPUs (sandbox.resources.cpus)" <<<"$OUT"
+  # Below the kernel's smallest quota (1 ms a period): the smallest, not a failed cgroup.
+  printf '{"sandbox":{"enabled":true,"resources":{"cpus":0.001,"pids":10}}}' > "$SCRATCH/cpu2.json"
+  wb run --settings "$SCRATCH/cpu2.json" -- python3 -c "$SPAWN50"
+  check "cpus below 0.01: still a cgroup (its pids limit holds)" grep -qx "refused after 9" <<<"$OUT"
   # wavebox killed mid-run leaves its cgroup; the next run removes it.
   (cd "$WS" && exec "$WAVEBOX" run --settings "$SCRATCH/res.json" -- sh -c 'grep pids /proc/self/cgroup > cg.txt; sleep 30') &
   wbpid=$!

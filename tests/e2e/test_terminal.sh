@@ -81,4 +81,76 @@ T send-keys -t sh "stty -a | grep -o -- '-*icanon' > '$SCRATCH/after.txt'" Enter
 for i in $(seq 1 30); do [ -s "$SCRATCH/after.txt" ] && break; sleep 0.1; done
 check "the caller's terminal is back as it was (canonical mode)" bash -c '[ -s "$0" ] && cmp -s "$0" "$1"' "$SCRATCH/before.txt" "$SCRATCH/after.txt"
 T kill-session -t sh 2>/dev/null
+
+# The caller's terminal when only some of the descriptors are it (a pipe to cat): handed over
+# as it is, but its line discipline stays (TIOCSETD refused) and its modes come back.
+T new-session -d -s md -x 120 -y 20 "cd '$WS' && exec bash --norc --noprofile -i"
+T send-keys -t md "'$WAVEBOX' run -- python3 -c 'import fcntl, struct, termios, subprocess
+try: fcntl.ioctl(0, termios.TIOCSETD, struct.pack(\"i\", 27)); print(\"setd-done\")
+except OSError: print(\"setd-refused\")
+subprocess.run([\"stty\", \"-echo\"])' | cat; stty -a | grep -o -- ' -*echo ' | head -1 > '$SCRATCH/echo.txt'" Enter
+for i in $(seq 1 50); do [ -s "$SCRATCH/echo.txt" ] && break; sleep 0.1; done
+check "a handed-over terminal: its line discipline cannot be changed" grep -q "setd-refused" <<<"$(T capture-pane -t md -p)"
+check "a handed-over terminal: stty -echo inside is undone after the run" grep -qx " echo " "$SCRATCH/echo.txt"
+T kill-session -t md 2>/dev/null
+
+# The command stopping itself (SIGSTOP): under a timeout wavebox does not stop with it, and the
+# timeout ends the run.
+printf '{"sandbox":{"enabled":true,"resources":{"timeoutSeconds":2}}}' > "$SCRATCH/to.json"
+T new-session -d -s st -x 120 -y 20 "cd '$WS' && exec bash --norc --noprofile -i"
+T send-keys -t st "'$WAVEBOX' run --settings '$SCRATCH/to.json' -- sh -c 'kill -STOP \$\$'; echo EXIT=\$?" Enter
+for i in $(seq 1 100); do T capture-pane -t st -p | grep -q "EXIT=" && break; sleep 0.1; done
+check "a command that stops itself under a timeout: the timeout still ends it (124)" grep -q "EXIT=124" <<<"$(T capture-pane -t st -p)"
+T kill-session -t st 2>/dev/null
+
+# Ctrl-Z, bg, fg: the terminal is raw again (no signal says so): a typed line is echoed once.
+T new-session -d -s bf -x 120 -y 20 "cd '$WS' && exec bash --norc --noprofile -i"
+T send-keys -t bf "'$WAVEBOX' run -- cat" Enter
+sleep 1
+T send-keys -t bf C-z
+for i in $(seq 1 50); do T capture-pane -t bf -p | grep -q "Stopped" && break; sleep 0.1; done
+T send-keys -t bf "bg" Enter
+sleep 0.3
+T send-keys -t bf "fg" Enter
+sleep 0.6
+T send-keys -t bf "zqx" Enter
+sleep 0.6
+check "Ctrl-Z, bg, fg: typing reaches the command and is echoed once (raw again)" \
+  [ "$(T capture-pane -t bf -p | grep -o zqx | wc -l)" -eq 2 ]
+T send-keys -t bf C-d
+for i in $(seq 1 30); do pgrep -f "wavebox run -- ca[t]" >/dev/null || break; sleep 0.1; done
+check "and Ctrl-D ends it" bash -c '! pgrep -f "wavebox run -- ca[t]" >/dev/null'
+T kill-session -t bf 2>/dev/null
+
+# The window closes: the sandbox's terminal hangs up too; a command that ignores SIGHUP and
+# reads its stdin ends (its read ends), and wavebox with it.
+T new-session -d -s hu -x 120 -y 20 "cd '$WS' && exec bash --norc --noprofile -i"
+T send-keys -t hu "'$WAVEBOX' run -- python3 -c 'import signal, sys; signal.signal(signal.SIGHUP, signal.SIG_IGN); print(\"hup-ready\", flush=True); sys.stdin.read()'" Enter
+for i in $(seq 1 50); do T capture-pane -t hu -p | grep -q "^hup-ready" && break; sleep 0.1; done
+T kill-session -t hu
+for i in $(seq 1 50); do pgrep -f "hup-read[y]" >/dev/null || break; sleep 0.1; done
+check "the window closed: the command reading its terminal ends" bash -c '! pgrep -f "hup-read[y]" >/dev/null'
+
+# A terminal nobody reads (a harness that stopped reading): the loop does not block on it, so
+# the timeout still ends the sandbox; once the harness reads again, wavebox ends with 124.
+out=$(cd "$WS" && timeout 60 python3 - "$WAVEBOX" "$SCRATCH/to.json" <<'PY'
+import os, pty, subprocess, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], [sys.argv[1], "run", "--settings", sys.argv[2], "--", "sh", "-c",
+                           "yes wb-unread-marker | head -c 50000000"])
+time.sleep(6)  # the timeout is 2 s; nothing read meanwhile
+left = subprocess.run(["pgrep", "-f", "^yes wb-unread-marke[r]"], capture_output=True).stdout.strip()
+end = time.time() + 30
+while time.time() < end:
+    try:
+        if not os.read(fd, 65536): break
+    except OSError:
+        break
+done, status = os.waitpid(pid, 0)
+print("sandbox", "left" if left else "gone", "status", os.waitstatus_to_exitcode(status))
+PY
+)
+check "a terminal nobody reads: the timeout still ends the sandbox ($out)" grep -q "^sandbox gone" <<<"$out"
+check "a terminal nobody reads: and the run is 124" grep -q "status 124$" <<<"$out"
 finish
