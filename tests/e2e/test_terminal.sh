@@ -14,7 +14,7 @@ for i in $(seq 1 50); do T capture-pane -t wb -p | grep -q "name?" && break; sle
 T send-keys -t wb "bob" Enter
 for i in $(seq 1 50); do T capture-pane -t wb -p | grep -q "hello bob" && break; sleep 0.1; done
 T send-keys -t wb C-c
-for i in $(seq 1 50); do T capture-pane -t wb -p | grep -q "EXIT=" && break; sleep 0.1; done
+for i in $(seq 1 50); do T capture-pane -t wb -p | grep -q "EXIT=[0-9]" && break; sleep 0.1; done
 screen=$(T capture-pane -t wb -p)
 check "typed input reaches the sandboxed command" grep -q "hello bob" <<<"$screen"
 check "stdin is still a terminal inside" grep -q "hello bob tty" <<<"$screen"
@@ -72,7 +72,7 @@ T send-keys -t sh "jobs; fg" Enter
 sleep 0.5
 T send-keys -t sh C-c
 T send-keys -t sh "echo after=\$?; exit 3" Enter
-for i in $(seq 1 50); do T capture-pane -t sh -p | grep -q "EXIT=" && break; sleep 0.1; done
+for i in $(seq 1 50); do T capture-pane -t sh -p | grep -q "EXIT=[0-9]" && break; sleep 0.1; done
 screen=$(T capture-pane -t sh -p -S -50)
 check "interactive bash: jobs lists the stopped job" grep -q "\[1\]+ *Stopped *sleep 47" <<<"$screen"
 check "interactive bash: fg, then Ctrl-C ends the job (130)" grep -q "after=130" <<<"$screen"
@@ -99,7 +99,7 @@ T kill-session -t md 2>/dev/null
 printf '{"sandbox":{"enabled":true,"resources":{"timeoutSeconds":2}}}' > "$SCRATCH/to.json"
 T new-session -d -s st -x 120 -y 20 "cd '$WS' && exec bash --norc --noprofile -i"
 T send-keys -t st "'$WAVEBOX' run --settings '$SCRATCH/to.json' -- sh -c 'kill -STOP \$\$'; echo EXIT=\$?" Enter
-for i in $(seq 1 100); do T capture-pane -t st -p | grep -q "EXIT=" && break; sleep 0.1; done
+for i in $(seq 1 100); do T capture-pane -t st -p | grep -q "EXIT=[0-9]" && break; sleep 0.1; done
 check "a command that stops itself under a timeout: the timeout still ends it (124)" grep -q "EXIT=124" <<<"$(T capture-pane -t st -p)"
 T kill-session -t st 2>/dev/null
 
