@@ -3,6 +3,7 @@
 // part of it (bwrap/scan_guards.cpp): what the scan found becomes guards, before the plan or, for
 // a large tree planned from its cache, while the command runs (bwrap/late_scan.hpp). Internal to
 // bwrap/.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -59,6 +60,9 @@ void scan_for_denied_reads(const std::string& line, const Plan& plan, const std:
                            const FuseMasks* exact = nullptr);
 std::vector<std::string> missing_unstubbed(const FsPolicy& policy, const LinuxFacts& facts);
 void warn_appeared(const Logger& log, const std::vector<std::string>& missing);
+// After the command, what only its end can tell: the read masks' names too many to list, and
+// what the run's cgroup limits did to it. Fresh runs and standbys alike.
+void report_ends(Observer& observer, const sys::RunCgroup* cgroup, const std::function<void(const Violation&)>& sink);
 void after_run(const LinuxRun& run, Prepared& p, const Observer& observer, const std::vector<std::string>& missing,
                double started_ms);
 // The command in a standby when it fits (bwrap/standby.cpp); nullopt (the standby dropped, run's

@@ -411,6 +411,13 @@ Result<std::string> write_plan(const LinuxRun& run, const Prepared& p, Launch& l
   return options;
 }
 
+void report_ends(Observer& observer, const sys::RunCgroup* cgroup, const std::function<void(const Violation&)>& sink) {
+  observer.fuse().finish(sink);
+  if (cgroup) {
+    for (auto& v : cgroup->effects()) sink(v);
+  }
+}
+
 // After the command: the plan's check finished, what the command left warned about.
 void after_run(const LinuxRun& run, Prepared& p, const Observer& observer, const std::vector<std::string>& missing,
                double started_ms) {
@@ -545,10 +552,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   after_run(run, p, observer, missing, t1);
   if (!result.ok()) return result.error();
   outcome.exit_code = *result;
-  observer.fuse().finish(sink);
-  if (run.cgroup) {
-    for (auto& v : run.cgroup->effects()) sink(v);
-  }
+  report_ends(observer, run.cgroup.get(), sink);
   outcome.violations = violations.items();
   outcome.more = violations.dropped();
   return outcome;

@@ -388,10 +388,7 @@ Result<std::optional<RunOutcome>> run_in_standby(LinuxRun& run, std::shared_ptr<
   after_run(run, p, *sb->observer, missing, t1);
   if (!result.ok()) return result.error();
   outcome.exit_code = *result;
-  sb->observer->fuse().finish(sink);
-  if (sb->run.cgroup) {
-    for (auto& v : sb->run.cgroup->effects()) sink(v);
-  }
+  report_ends(*sb->observer, sb->run.cgroup.get(), sink);
   {
     std::lock_guard<std::mutex> lock(sb->mu);
     outcome.violations = sb->violations.items();
