@@ -375,8 +375,9 @@ void Supervision::on_emptied() {
     if (::poll(&e, 1, 0) <= 0 || !relay_err()) break;
   }
   if (!ended_ && req_.on_sandbox_ended) req_.on_sandbox_ended();
-  // A standby's keeper is reaped by whoever drops the standby, after the answer (end_standby).
-  if (!reap_later_) reap_keeper(0);
+  // A standby's keeper is reaped by whoever drops the standby, after the answer (end_standby);
+  // a one-command process's by the system, after it exits.
+  if (!reap_later_ && !req_.leave_keeper) reap_keeper(0);
 }
 
 void Supervision::loop() {
@@ -464,7 +465,7 @@ void Supervision::loop() {
       break;
     }
   }
-  if (!(emptied_ && reap_later_)) reap_keeper(0);
+  if (!(emptied_ && (reap_later_ || req_.leave_keeper))) reap_keeper(0);
   if (observe_) observer().stop();
   if (req_.terminal) {
     req_.terminal->drain();

@@ -131,6 +131,10 @@ struct ExecRequest {
   // it every process inside, so what the sandbox held on the host (stubs) can be given back
   // while bwrap and the keeper finish.
   std::function<void()> on_sandbox_ended;
+  // The process ends right after this run (wavebox run): once the shim said the sandbox is
+  // empty, the keeper is killed and left to the system, not waited for (~0.1 ms). Never with a
+  // cgroup of the run's own, which is removed only once every process of it is gone.
+  bool leave_keeper = false;
 };
 
 // The shim's spec (bwrap/shim/wire.h): LIMITS, EXE ("-": search PATH), COMMAND, ARG...

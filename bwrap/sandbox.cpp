@@ -364,6 +364,7 @@ ExecRequest exec_request(const LinuxRun& run) {
       run.bwrap_version[0] > 0 || run.bwrap_version[1] >= 5 || (run.bwrap_version[0] == 0 && run.bwrap_version[1] == 0);
   req.timeout_seconds = run.timeout_seconds;
   req.limits = rlimits_for(run, run.cgroup.get());
+  req.leave_keeper = run.signals && run.signals->whole_process() && !run.cgroup;
   return req;
 }
 

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <seccomp.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -36,6 +38,7 @@ struct Libseccomp {
   decltype(&seccomp_rule_add_array) rule_add_array;
   decltype(&seccomp_export_bpf) export_bpf;
   decltype(&seccomp_version) version;
+  decltype(&seccomp_arch_native) arch_native;
   std::string path;  // the file loaded, for the cache's check
 };
 
@@ -68,10 +71,11 @@ Result<const Libseccomp*> libseccomp() {
       get(lib.rule_add_array, "seccomp_rule_add_array");
       get(lib.export_bpf, "seccomp_export_bpf");
       get(lib.version, "seccomp_version");
+      get(lib.arch_native, "seccomp_arch_native");
       Dl_info info{};
       if (lib.init && ::dladdr(reinterpret_cast<void*>(lib.init), &info) && info.dli_fname) lib.path = info.dli_fname;
       if (!lib.init || !lib.release || !lib.attr_set || !lib.resolve_name || !lib.rule_add_array || !lib.export_bpf ||
-          !lib.version) {
+          !lib.version || !lib.arch_native) {
         error = "a libseccomp function is missing";
       }
     }
@@ -106,6 +110,13 @@ struct Recipe {
   std::vector<Entry> entries;
 };
 
+// Calls refused by number: [first, last] but the calls a rule names (except).
+struct RangeRule {
+  std::uint32_t first = 0, last = 0;
+  std::uint32_t action = 0;
+  std::vector<std::uint32_t> except;
+};
+
 scmp_arg_cmp to_cmp(const ArgCheck& a) {
   // libseccomp's SCMP_CMP32 only narrows the datum; the masking of the argument is ours.
   std::uint64_t mask = a.op == ArgCheck::Op::kMaskedEq ? a.mask : ~std::uint64_t{0};
@@ -126,7 +137,7 @@ std::string recipe_key(const Recipe& r) {
     mix("", 1);  // a separator: "ab"+"c" differs from "a"+"bc"
   };
   // The library's own version is checked through its file (see library_identity).
-  const unsigned version[] = {3, SCMP_VER_MAJOR, SCMP_VER_MINOR, SCMP_VER_MICRO};
+  const unsigned version[] = {4, SCMP_VER_MAJOR, SCMP_VER_MINOR, SCMP_VER_MICRO};
   mix(version, sizeof version);
   mix_str(r.name);
   mix(&r.kill_foreign_arch, sizeof r.kill_foreign_arch);
@@ -148,6 +159,53 @@ std::string recipe_key(const Recipe& r) {
 bool plausible_program(const std::string& bytes) {
   return !bytes.empty() && bytes.size() % sizeof(sock_filter) == 0 &&
          bytes.size() / sizeof(sock_filter) <= BPF_MAXINSNS;
+}
+
+// Calls refused by number range, on the native architecture (a foreign one meets libseccomp's
+// own check, next): [ld arch; jne -> program; ld nr; per range: jlt first, jgt last, jeq each
+// call a rule names (-> the program), ret action]; then libseccomp's program, which begins with
+// its own architecture check. Jumps are relative and forward, so the program is unchanged.
+Result<std::string> range_prefix(const std::vector<RangeRule>& ranges, std::uint32_t arch) {
+  std::vector<sock_filter> f;
+  std::vector<size_t> to_program;  // instructions whose false branch goes to the program
+  std::vector<size_t> true_to_program;
+  f.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)));
+  to_program.push_back(f.size());
+  f.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 0, 0));
+  f.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)));
+  for (const auto& r : ranges) {
+    std::vector<size_t> to_next;
+    to_next.push_back(f.size());  // nr < first: false branch
+    f.push_back(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, r.first, 0, 0));
+    const size_t gt = f.size();  // nr > last: true branch
+    f.push_back(BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, r.last, 0, 0));
+    for (std::uint32_t e : r.except) {
+      true_to_program.push_back(f.size());
+      f.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, e, 0, 0));
+    }
+    f.push_back(BPF_STMT(BPF_RET | BPF_K, r.action));
+    const size_t next = f.size();
+    auto jump = [&](size_t from, size_t to) -> Status {
+      if (to <= from || to - from - 1 > 255) return fail("the range prefix's jumps", E2BIG);
+      return ok_status();
+    };
+    for (size_t i : to_next) {
+      WB_TRY(jump(i, next));
+      f[i].jf = static_cast<std::uint8_t>(next - i - 1);
+    }
+    WB_TRY(jump(gt, next));
+    f[gt].jt = static_cast<std::uint8_t>(next - gt - 1);
+  }
+  const size_t program = f.size();
+  for (size_t i : to_program) {
+    if (program - i - 1 > 255) return fail("the range prefix's jumps", E2BIG);
+    f[i].jf = static_cast<std::uint8_t>(program - i - 1);
+  }
+  for (size_t i : true_to_program) {
+    if (program - i - 1 > 255) return fail("the range prefix's jumps", E2BIG);
+    f[i].jt = static_cast<std::uint8_t>(program - i - 1);
+  }
+  return std::string(reinterpret_cast<const char*>(f.data()), f.size() * sizeof(sock_filter));
 }
 
 Status compile(const Recipe& recipe, int fd, const std::string& cache_dir) {
@@ -195,32 +253,44 @@ Status compile(const Recipe& recipe, int fd, const std::string& cache_dir) {
   }
   // "@FIRST-LAST": every call number in the range that no rule names (calls newer than this
   // filter: what they take is unknown to it, so they fail closed, ENOSYS, as on an older kernel).
-  // Since Linux 5.1 new calls get one number on every architecture.
+  // Since Linux 5.1 new calls get one number on every architecture. A few instructions ahead of
+  // libseccomp's program, not a rule per number: those were 170 of its 450 instructions, and the
+  // kernel's cost of loading a program (checking, converting, compiling it) grows with its length.
+  std::vector<RangeRule> ranges;
   for (const auto& e : recipe.entries) {
     if (e.syscall.size() < 2 || e.syscall[0] != '@') continue;
-    int first = std::atoi(e.syscall.c_str() + 1);
+    RangeRule r;
+    r.first = static_cast<std::uint32_t>(std::atoi(e.syscall.c_str() + 1));
     auto dash = e.syscall.find('-');
-    int last = dash == std::string::npos ? first : std::atoi(e.syscall.c_str() + dash + 1);
-    for (int nr = first; nr <= last; ++nr) {
-      if (ruled.count(nr)) continue;
-      int rc = lib->rule_add_array(c, e.action, nr, 0, nullptr);
-      if (rc != 0) return fail(fmt::format("adding the {} rule for call {}", recipe.name, nr), rc);
+    r.last = dash == std::string::npos ? r.first : static_cast<std::uint32_t>(std::atoi(e.syscall.c_str() + dash + 1));
+    r.action = e.action;
+    for (int nr : ruled) {
+      if (nr >= 0 && static_cast<std::uint32_t>(nr) >= r.first && static_cast<std::uint32_t>(nr) <= r.last) {
+        r.except.push_back(static_cast<std::uint32_t>(nr));
+      }
     }
+    ranges.push_back(std::move(r));
   }
-  if (::ftruncate(fd, 0) != 0) return fail("ftruncate", errno);
-  ::lseek(fd, 0, SEEK_SET);
-  int rc = lib->export_bpf(c, fd);
+  // Exported into a memory file of our own, read back, and prefixed.
+  sys::Fd out(::memfd_create("wavebox-bpf", MFD_CLOEXEC));
+  if (!out.valid()) return fail("memfd_create", errno);
+  int rc = lib->export_bpf(c, out.get());
   if (rc != 0) return fail(fmt::format("exporting the {} program", recipe.name), rc);
-  ::lseek(fd, 0, SEEK_SET);
-  if (!cache_file.empty()) {
-    // Best effort: a run that cannot keep the program compiles it again next time.
-    std::string bytes;
+  std::string bytes;
+  {
     char buf[4096];
     ssize_t n;
-    while ((n = ::read(fd, buf, sizeof buf)) > 0) bytes.append(buf, static_cast<size_t>(n));
-    ::lseek(fd, 0, SEEK_SET);
+    ::lseek(out.get(), 0, SEEK_SET);
+    while ((n = ::read(out.get(), buf, sizeof buf)) > 0) bytes.append(buf, static_cast<size_t>(n));
+    if (n < 0) return fail("reading the exported program", errno);
+  }
+  if (!ranges.empty()) bytes = WB_TRY(range_prefix(ranges, lib->arch_native())) + bytes;
+  if (!plausible_program(bytes)) return fail(fmt::format("the {} program's size", recipe.name), EINVAL);
+  WB_TRY(sys::replace_contents(fd, bytes, "the seccomp program"));
+  if (!cache_file.empty()) {
+    // Best effort: a run that cannot keep the program compiles it again next time.
     std::string identity = library_identity(lib->path);
-    if (plausible_program(bytes) && !identity.empty()) (void)sys::write_file_atomic(cache_file, identity + bytes);
+    if (!identity.empty()) (void)sys::write_file_atomic(cache_file, identity + bytes);
   }
   return ok_status();
 }

@@ -3,11 +3,11 @@
  *
  *   wavebox-shim keeper PARENT_PID UID GID SOCK_FD ERR_FD BWRAP [ARG...]
  *     Dies with wavebox (parent-death signal armed, then the parent checked). Creates the
- *     sandbox's user + network + pid namespace, raises lo, binds the proxy's listeners
- *     (127.0.0.1:3128, 127.0.0.1:1080) and sends them over SOCK_FD; starts bwrap at once as
- *     pid 1 of that namespace (bwrap then waits for its arguments, which wavebox writes into a
- *     pipe before or after planning, see bwrap/exec.hpp), sends its pid, and passes its exit
- *     status on.
+ *     sandbox's user + network + pid namespace; starts bwrap at once as pid 1 of that namespace
+ *     (bwrap then waits for its arguments, which wavebox writes into a pipe before or after
+ *     planning, see bwrap/exec.hpp); meanwhile raises lo, binds the proxy's listeners
+ *     (127.0.0.1:3128, 127.0.0.1:1080) and sends them over SOCK_FD, sends bwrap's pid, and
+ *     passes its exit status on.
  *     A failing step is reported on ERR_FD as {step, errno}.
  *   (forked by the keeper): pid 1 of that pid namespace, armed likewise, execs bwrap, which
  *     stays pid 1 there: when it dies, the kernel ends every process of the namespace and below.
@@ -923,6 +923,24 @@ static int keeper(int argc, char** argv) {
   if (write_file("/proc/self/uid_map", map) != 0) fail_step(errfd, WB_STEP_ID_MAPS);
   snprintf(map, sizeof map, "%s %s 1\n", gid, gid);
   if (write_file("/proc/self/gid_map", map) != 0) fail_step(errfd, WB_STEP_ID_MAPS);
+  /* bwrap itself is pid 1 of this pid namespace: when it dies, the kernel ends every process
+   * of the namespace and below. A pipe tells it, before exec, whether the keeper still lives
+   * (getppid() is 0 across a pid namespace boundary). Started before the namespace's network is
+   * made (below, meanwhile, on the other core): nothing of the sandbox runs before wavebox has
+   * the listeners, and a step that fails below ends us, and bwrap with us. */
+  int alive[2];
+  if (pipe2(alive, O_CLOEXEC) != 0) fail_step(errfd, WB_STEP_FORK_BWRAP);
+  pid_t bwrap = fork();
+  if (bwrap < 0) fail_step(errfd, WB_STEP_FORK_BWRAP);
+  if (bwrap == 0) {
+    close(alive[1]);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) _exit(127);
+    struct pollfd pf = {alive[0], POLLIN, 0};
+    if (poll(&pf, 1, 0) > 0) _exit(127); /* EOF: the keeper is already gone */
+    execv(argv[7], argv + 7);
+    fail_step(errfd, WB_STEP_EXEC_BWRAP);
+  }
+  close(alive[0]);
   /* The loopback must be raised by a process inside the namespace: an ioctl, not `ip`. */
   int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   struct ifreq ifr;
@@ -974,22 +992,6 @@ static int keeper(int argc, char** argv) {
   if (send_fds(sock, fds, nfds, hello, 2) != 0) fail_step(errfd, WB_STEP_HAND_OVER);
   for (int i = 0; i < nfds; ++i) close(fds[i]);
 
-  /* bwrap itself is pid 1 of this pid namespace: when it dies, the kernel ends every process
-   * of the namespace and below. A pipe tells it, before exec, whether the keeper still lives
-   * (getppid() is 0 across a pid namespace boundary). */
-  int alive[2];
-  if (pipe2(alive, O_CLOEXEC) != 0) fail_step(errfd, WB_STEP_FORK_BWRAP);
-  pid_t bwrap = fork();
-  if (bwrap < 0) fail_step(errfd, WB_STEP_FORK_BWRAP);
-  if (bwrap == 0) {
-    close(alive[1]);
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) _exit(127);
-    struct pollfd pf = {alive[0], POLLIN, 0};
-    if (poll(&pf, 1, 0) > 0) _exit(127); /* EOF: the keeper is already gone */
-    execv(argv[7], argv + 7);
-    fail_step(errfd, WB_STEP_EXEC_BWRAP);
-  }
-  close(alive[0]);
   if (write(sock, &bwrap, sizeof bwrap) != (ssize_t)sizeof bwrap) fail_step(errfd, WB_STEP_HAND_OVER);
   close(sock);
   close(errfd);
