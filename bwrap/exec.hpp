@@ -44,6 +44,7 @@ struct Launch {
   NetnsChild child;
   bool consumed = false;
   bool options_sent = false;     // bwrap has its options (sent before the plan)
+  bool net_config_sent = false;  // the keeper has the allowlist's ports (send_net_config)
   std::string env_options;       // --clearenv/--setenv..., sent with the options
   std::vector<std::string> env;  // the keeper's and bwrap's own environment
   const Logger* log = nullptr;
@@ -65,9 +66,15 @@ std::vector<std::string> launch_args(const std::string& shim);
 
 // env: the environment the keeper and bwrap start with (the caller's); the command's comes later.
 // join: the run's cgroup (its cgroup.procs descriptors), which the keeper enters first.
+// The allowlist's ports and addresses in env (WB_ENV_TCP_*) are sent to the keeper, which waits
+// for them before it makes the listeners: at once, or with net_config_later by send_net_config
+// (a sandbox started before the settings are read).
 Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std::string& shim, bool relay_stderr,
                                              const std::vector<std::string>& env, const Logger& log,
-                                             const std::vector<int>& join = {});
+                                             const std::vector<int>& join = {}, bool net_config_later = false);
+Status send_net_config(Launch& L, const std::vector<std::string>& env);
+// The keeper's WB_WORD_NET_CONFIG message for env's WB_ENV_TCP_* entries ("" when it cannot be one).
+std::string encode_net_config(const std::vector<std::string>& env);
 
 // Signals for the command from any thread (the caller's terminal, serve's terminate): queued,
 // and the supervision loop woken through fd(). SIGKILL ends the whole sandbox.

@@ -25,6 +25,7 @@
 
 #include "bwrap/exec.hpp"
 #include "bwrap/netns.hpp"
+#include "bwrap/shim/wire.h"
 #include "core/log.hpp"
 #include "core/sys/fd.hpp"
 #include "core/sys/fdpass.hpp"
@@ -32,6 +33,14 @@
 
 namespace wb::lnx {
 namespace {
+
+bool is_net_config(const std::string& kv) {
+  for (const char* name : {WB_ENV_TCP_PORTS, WB_ENV_TCP_ADDRS}) {
+    const size_t n = std::strlen(name);
+    if (kv.size() > n && kv.compare(0, n, name) == 0 && kv[n] == '=') return true;
+  }
+  return false;
+}
 
 using sys::Fd;
 
@@ -166,10 +175,14 @@ std::vector<int> SignalQueue::take() {
 
 Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std::string& shim, bool relay_stderr,
                                              const std::vector<std::string>& env, const Logger& log,
-                                             const std::vector<int>& join) {
+                                             const std::vector<int>& join, bool net_config_later) {
   auto L = std::make_unique<Launch>();
   L->log = &log;
-  L->env = env;
+  // The allowlist's ports and addresses go over the socket (send_net_config); the rest is the
+  // keeper's and bwrap's own environment.
+  for (const auto& kv : env) {
+    if (!is_net_config(kv)) L->env.push_back(kv);
+  }
   int pfd[2];
   if (::pipe2(pfd, O_CLOEXEC) != 0) return sys::sys_error("pipe2", "status", errno);
   L->status_rd = high_fd(pfd[0]);
@@ -203,14 +216,44 @@ Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std
   dups.emplace_back(null.get(), 1);
   dups.emplace_back(L->err_wr.get(), 2);
   // The keeper and bwrap start with the caller's environment; the command's comes with the options.
-  L->child = WB_TRY(spawn_in_netns(shim, argv, env, dups, kShimMountsFd + 1, join));
+  L->child = WB_TRY(spawn_in_netns(shim, argv, L->env, dups, kShimMountsFd + 1, join));
   // Its end wakes the supervision loop (no SIGCHLD: the process's signals are not ours). A
   // kernel without pidfds (before 5.3): the loop looks every 50 ms instead.
   L->keeper_pidfd = Fd(static_cast<int>(::syscall(SYS_pidfd_open, L->child.pid, 0)));
   log.timing("keeper started");
   L->args_rd.reset();
   L->obs_theirs.reset();
+  if (!net_config_later) WB_TRY(send_net_config(*L, env));
   return L;
+}
+
+std::string encode_net_config(const std::vector<std::string>& env) {
+  std::string payload;
+  for (const auto& kv : env) {
+    if (is_net_config(kv)) payload.append(kv).push_back('\0');
+  }
+  if (payload.size() > WB_MAX_NET_CONFIG || wb_net_config(payload.data(), payload.size()) < 0) return "";
+  std::string word = {WB_WORD_NET_CONFIG, static_cast<char>(payload.size() >> 8),
+                      static_cast<char>(payload.size() & 0xff)};
+  return word + payload;
+}
+
+Status send_net_config(Launch& L, const std::vector<std::string>& env) {
+  if (L.net_config_sent) return make_error(ErrorKind::kSandboxFailed, "internal: the keeper's ports sent twice");
+  std::string word = encode_net_config(env);
+  if (word.empty()) {
+    return make_error(ErrorKind::kSandboxFailed, "internal: the allowlist's ports do not fit the keeper's message");
+  }
+  // (A keeper gone already shows at the listeners: its error pipe says why.)
+  for (size_t off = 0; off < word.size();) {
+    ssize_t n = ::send(L.child.control.get(), word.data() + off, word.size() - off, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EPIPE || errno == ECONNRESET)) break;
+    if (n <= 0) return sys::sys_error("send", "the keeper's socket", n < 0 ? errno : EIO);
+    off += static_cast<size_t>(n);
+  }
+  L.net_config_sent = true;
+  return ok_status();
 }
 
 Status begin_launch(Launch& L, const ExecRequest& req, const std::string& early_options) {

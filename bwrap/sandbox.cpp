@@ -302,14 +302,14 @@ bool plan_stays_out_of_dev_and_proc(const FsPolicy& policy, const std::string& c
 
 Result<std::unique_ptr<Launch>> launch_sandbox(const std::string& bwrap, const int* stdio,
                                                const std::vector<std::string>& env, const Logger& log,
-                                               const sys::RunCgroup* cgroup) {
+                                               const sys::RunCgroup* cgroup, bool net_config_later) {
   std::string shim = shim_path();
   if (shim.empty()) {
     return make_error(ErrorKind::kSandboxFailed,
                       "wavebox-shim is not installed next to the wavebox binary (it starts the sandbox); reinstall");
   }
   return start_launch(bwrap, shim, !stdio || stderr_relayable(stdio), env, log,
-                      cgroup ? cgroup->join_fds() : std::vector<int>{});
+                      cgroup ? cgroup->join_fds() : std::vector<int>{}, net_config_later);
 }
 
 Result<std::shared_ptr<sys::RunCgroup>> run_cgroup(const sys::CgroupLimits& limits, const Logger& log) {

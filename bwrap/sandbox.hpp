@@ -61,10 +61,11 @@ struct LinuxRun {
 // Starts the keeper and bwrap for a run (bwrap/exec.hpp, Launch); dropping the result unused
 // ends them. Fails when wavebox-shim is missing. stdio: the command's (whether its stderr can
 // be relayed); nullptr for a standby (serve: always a pipe of its own).
-// cgroup: the run's, which the sandbox is started in (or null).
+// cgroup: the run's, which the sandbox is started in (or null). net_config_later: the
+// allowlist's ports come later (send_net_config), from settings not read yet.
 Result<std::unique_ptr<Launch>> launch_sandbox(const std::string& bwrap, const int* stdio,
                                                const std::vector<std::string>& env, const Logger& log,
-                                               const sys::RunCgroup* cgroup = nullptr);
+                                               const sys::RunCgroup* cgroup = nullptr, bool net_config_later = false);
 // The run's own cgroup for sandbox.resources (memoryMB, pids, cpus), when one can be made; null
 // otherwise (the rlimits hold; a cpus setting, which has none, is warned about). An error when
 // the settings' limit would not hold without it: pids for root (RLIMIT_NPROC does not bind root).

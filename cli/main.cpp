@@ -65,6 +65,8 @@ int main(int argc, char** argv) {
   // Inside a macOS sandbox: wavebox as its own helper (macos/helper.hpp), before anything else.
   if (argc > 1 && std::strcmp(argv[1], wb::macos::kHelperArg) == 0) return wb::macos::helper_main(argc, argv);
   wb::sys::hold_standard_fds();
+  // A run's sandbox starts now, while the options and settings are read (cmd_run takes it).
+  if (argc > 1 && std::strcmp(argv[1], "run") == 0) wb::cli::start_run_early();
   g_app = new CLI::App{"wavebox: run shell commands in an OS sandbox (bubblewrap on Linux, Seatbelt on macOS)"};
   CLI::App& app = *g_app;
   app.set_version_flag("--version", "wavebox 0.1.0");

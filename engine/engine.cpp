@@ -166,8 +166,11 @@ Result<bool> decide_sandboxed(const RunRequest& req, const Availability& avail, 
 // What the keeper and bwrap start with, outside the sandbox: nothing of the request's (its
 // LD_PRELOAD, a caller's library path) — the command's own environment comes with bwrap's
 // options.
+// The keeper's and bwrap's own PATH (never the caller's: a directory the sandbox may write).
+constexpr const char* kLaunchPath = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
+
 static std::vector<std::string> launch_environment(const Settings& s) {
-  std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+  std::vector<std::string> env = {kLaunchPath};
   // The allowlist's own ports get transparent listeners too (github.com:22, a database's), as 80
   // and 443 have; the keeper reads them from here (bwrap/shim/wire.h).
   std::string ports;
@@ -284,11 +287,34 @@ Status plan_linux(Internal& in, const sys::StateDir& state, const sys::BwrapInfo
 
 }  // namespace
 
+struct EarlyLaunch {
+  std::unique_ptr<lnx::Launch> launch;
+  std::string bwrap;
+  int stdio[3] = {-1, -1, -1};
+};
+
+std::shared_ptr<EarlyLaunch> start_early(const int stdio[3], const Logger& log) {
+  if (sys::probe_platform().platform == sys::Platform::kMacos) return nullptr;
+  auto state = sys::ensure_state_dir();
+  if (!state.ok()) return nullptr;
+  auto bwrap = sys::probe_bwrap("", state->root + "/bwrap-version");
+  if (bwrap.path.empty()) return nullptr;
+  auto early = std::make_shared<EarlyLaunch>();
+  std::copy(stdio, stdio + 3, early->stdio);
+  auto l = lnx::launch_sandbox(bwrap.path, early->stdio, {kLaunchPath}, log, nullptr, true);
+  if (!l.ok()) return nullptr;
+  early->launch = std::move(*l);
+  early->bwrap = bwrap.path;
+  return early;
+}
+
 Result<Prepared> prepare(RunRequest request) {
   Prepared out;
   out.internal = std::make_unique<Internal>();
   Internal& in = *out.internal;
   in.started = Clock::now();
+  // Taken below, or dropped when prepare returns: nothing started early outlives it unused.
+  std::shared_ptr<EarlyLaunch> early = std::move(request.early);
   in.req = std::move(request);
   const RunRequest& req = in.req;
   const Settings& s = req.settings;
@@ -326,10 +352,17 @@ Result<Prepared> prepare(RunRequest request) {
     // The run's cgroup first (sandbox.resources): the keeper joins it before anything starts.
     const auto& r = s.sandbox.resources;
     in.run.cgroup = WB_TRY(lnx::run_cgroup({r.memory_mb.value_or(0), r.pids.value_or(0), r.cpus.value_or(0)}, log));
-    if (auto l = lnx::launch_sandbox(bwrap.path, req.prepare_ahead ? nullptr : req.stdio, launch_environment(s), log,
-                                     in.run.cgroup.get());
-        l.ok()) {
-      in.run.launch = std::move(*l);
+    if (early && early->launch && early->bwrap == bwrap.path && !in.run.cgroup && !req.prepare_ahead &&
+        std::equal(req.stdio, req.stdio + 3, early->stdio) &&
+        lnx::send_net_config(*early->launch, launch_environment(s)).ok()) {
+      in.run.launch = std::move(early->launch);
+      log.timing("the sandbox started before the settings were read fits");
+    }
+    early.reset();
+    if (!in.run.launch) {
+      auto l = lnx::launch_sandbox(bwrap.path, req.prepare_ahead ? nullptr : req.stdio, launch_environment(s), log,
+                                   in.run.cgroup.get());
+      if (l.ok()) in.run.launch = std::move(*l);
     }
   }
   Availability avail = check_availability(s, plat, bwrap, state.ok() ? state->root : "");

@@ -37,6 +37,14 @@ struct Standby;
 
 namespace wb::engine {
 
+// A sandbox's keeper and bwrap started before the request is made: `wavebox run` starts one
+// first thing, so that the namespaces and bwrap get going on the other core while it reads the
+// settings. prepare() runs the command in it when it is what the settings would start (the same
+// bwrap, the same standard descriptors, no cgroup of the run's own), and drops it otherwise (the
+// keeper killed, and with it everything it started). Null where no sandbox can start.
+struct EarlyLaunch;
+std::shared_ptr<EarlyLaunch> start_early(const int stdio[3], const Logger& log);
+
 struct RunRequest {
   std::vector<std::string> argv;  // the command
   std::string command_line;       // the command as a shell would see it (the decision's input)
@@ -76,7 +84,8 @@ struct RunRequest {
   // it is what the run would make now (the same plan, the same files under its mounts); else it
   // is dropped and the run made as usual.
   std::shared_ptr<lnx::Standby> standby;
-  bool prepare_ahead = false;  // make_standby's own request (no command of its own runs)
+  bool prepare_ahead = false;          // make_standby's own request (no command of its own runs)
+  std::shared_ptr<EarlyLaunch> early;  // start_early's, taken or dropped by prepare()
 };
 
 struct Availability {

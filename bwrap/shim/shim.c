@@ -76,6 +76,18 @@ static void fail_step(int errfd, int step) {
   _exit(127);
 }
 
+/* Exactly n bytes from fd: 0, or -1 at an error or the end of file before them. */
+static int read_full(int fd, void* buf, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = read(fd, (char*)buf + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return -1;
+    got += (size_t)r;
+  }
+  return 0;
+}
+
 static int write_file(const char* path, const char* data) {
   int fd = open(path, O_WRONLY | O_CLOEXEC);
   if (fd < 0) return -1;
@@ -941,6 +953,15 @@ static int keeper(int argc, char** argv) {
     fail_step(errfd, WB_STEP_EXEC_BWRAP);
   }
   close(alive[0]);
+  /* The allowlist's ports and addresses, once wavebox has read the settings (it may have
+   * started us before): into our environment, where the listeners below look. */
+  unsigned char head[3];
+  static char config[WB_MAX_NET_CONFIG];
+  if (read_full(sock, head, sizeof head) != 0 || head[0] != WB_WORD_NET_CONFIG) fail_step(errfd, WB_STEP_NET_CONFIG);
+  size_t config_len = ((size_t)head[1] << 8) | head[2];
+  if (config_len > sizeof config || read_full(sock, config, config_len) != 0 || wb_net_config(config, config_len) < 0)
+    fail_step(errfd, WB_STEP_NET_CONFIG);
+  for (char* p = config; p < config + config_len; p += strlen(p) + 1) putenv(p);
   /* The loopback must be raised by a process inside the namespace: an ioctl, not `ip`. */
   int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   struct ifreq ifr;

@@ -4,7 +4,9 @@
  *   descriptors   bwrap --args 3 -- wavebox-shim 5 7 6 8 (WB_FD_*)
  *   ports         the proxy's listeners inside the sandbox's network namespace (WB_*_PORT)
  *   keeper steps  {step, errno} on the keeper's error pipe (struct wb_keeper_error, WB_STEP_*)
- *   socket bytes  keeper -> wavebox: WB_WORD_LISTENERS with WB_KEEPER_FDS descriptors (the
+ *   socket bytes  wavebox -> keeper: WB_WORD_NET_CONFIG (below), once, at any time after the
+ *                 keeper started (a sandbox can start before the settings are read);
+ *                 keeper -> wavebox: WB_WORD_LISTENERS with WB_KEEPER_FDS descriptors (the
  *                 proxy's listeners, a NETLINK_SOCK_DIAG socket, DNS, transparent TCP), then
  *                 bwrap's pid;
  *                 wavebox -> shim: WB_WORD_START, a byte of which standard descriptors follow
@@ -43,6 +45,24 @@ enum { WB_KEEPER_FDS = 7, WB_MAX_EXTRA_PORTS = 8 };
 /* The allowlist's IPv4 literals (comma-separated, in the keeper's environment): addresses of the
  * namespace's loopback, so a direct connection to one reaches the transparent listeners. */
 #define WB_ENV_TCP_ADDRS "WAVEBOX_TCP_ADDRS"
+/* wavebox -> keeper: the word, the payload's length in two bytes (high first), and the payload:
+ * entries "NAME=VALUE", each NUL-terminated, NAME only WB_ENV_TCP_PORTS or WB_ENV_TCP_ADDRS (the
+ * keeper puts them in its environment); none at all is an empty payload. */
+#define WB_WORD_NET_CONFIG 'N'
+enum { WB_MAX_NET_CONFIG = 4096 };
+/* The number of entries of a whole payload, or -1 when it is not one. */
+static inline int wb_net_config(const char* buf, size_t len) {
+  if (len > WB_MAX_NET_CONFIG || (len > 0 && buf[len - 1] != '\0')) return -1;
+  int n = 0;
+  for (const char* p = buf; p < buf + len; p += strlen(p) + 1, ++n) {
+    const size_t ports = sizeof WB_ENV_TCP_PORTS - 1, addrs = sizeof WB_ENV_TCP_ADDRS - 1;
+    if (!((strncmp(p, WB_ENV_TCP_PORTS, ports) == 0 && p[ports] == '=') ||
+          (strncmp(p, WB_ENV_TCP_ADDRS, addrs) == 0 && p[addrs] == '='))) {
+      return -1;
+    }
+  }
+  return n;
+}
 
 enum {
   WB_STEP_UNSHARE = 1,    /* creating the user and network namespace */
@@ -52,7 +72,8 @@ enum {
   WB_STEP_HAND_OVER = 5,  /* sending the listeners, or bwrap's pid */
   WB_STEP_EXEC_BWRAP = 6, /* exec of bwrap */
   WB_STEP_FORK_BWRAP = 7, /* the pipe and fork before it */
-  WB_STEP_CGROUP = 8      /* wavebox's child joining the run's cgroup (sandbox.resources) */
+  WB_STEP_CGROUP = 8,     /* wavebox's child joining the run's cgroup (sandbox.resources) */
+  WB_STEP_NET_CONFIG = 9  /* receiving the allowlist's ports and addresses (WB_WORD_NET_CONFIG) */
 };
 struct wb_keeper_error {
   int step;
@@ -74,6 +95,8 @@ static inline const char* wb_step_name(int step) {
       return "starting bubblewrap";
     case WB_STEP_FORK_BWRAP:
       return "starting bubblewrap as the namespace's pid 1";
+    case WB_STEP_NET_CONFIG:
+      return "receiving the allowlist's ports and addresses";
     case WB_STEP_CGROUP:
       return "joining the run's cgroup (sandbox.resources)";
     default:

@@ -22,6 +22,17 @@ wb run --settings "$SCRATCH/t.json" -- sleep 30
 check "a configured timeout gives 124" [ "$RC" -eq 124 ]
 check "the timeout fired early" [ $(( $(date +%s) - start )) -lt 10 ]
 
+# wavebox starts the sandbox's keeper before it reads the settings; settings that turn the sandbox
+# off end it before the command runs in wavebox's place (an exec: no parent-death signal would).
+printf '{"sandbox":{"enabled":false}}' > "$SCRATCH/off.json"
+wb run --settings "$SCRATCH/off.json" -- python3 -c \
+  'import os; print(open("/proc/self/task/%d/children" % os.getpid()).read().strip() or "no-keeper")'
+check "an unsandboxed run leaves no keeper started ahead behind, not even a zombie ($OUT)" [ "$OUT" = no-keeper ]
+printf '{"sandbox":{"enabled":true,"resources":{"memoryMB":512}}}' > "$SCRATCH/mem.json"
+wb run --settings "$SCRATCH/mem.json" -- sh -c 'echo in-sandbox'
+check "settings the keeper started ahead does not fit (a cgroup of the run's own) start another" \
+  [ "$RC" -eq 0 ] && [ "$OUT" = in-sandbox ]
+
 # SIGINT to wavebox reaches the command, which can handle it.
 (cd "$WS" && "$WAVEBOX" run -- sh -c 'trap "echo got-int; exit 5" INT; sleep 20 & wait' > "$SCRATCH/int.out" 2>&1) &
 wpid=$!

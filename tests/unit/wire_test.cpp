@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <set>
 #include <string>
 #include <vector>
@@ -161,10 +162,37 @@ TEST_CASE("wire: a standby's go spec: limits, exe, directory, environment, comma
   CHECK(n == 0);
 }
 
+TEST_CASE("wire: the allowlist's ports and addresses, sent to the keeper after it started") {
+  using wb::lnx::encode_net_config;
+  const std::string ports = std::string(WB_ENV_TCP_PORTS) + "=22,5432";
+  const std::string addrs = std::string(WB_ENV_TCP_ADDRS) + "=10.0.0.7";
+  const std::string word = encode_net_config({"PATH=/usr/bin:/bin", ports, addrs, "HOME=/root"});
+  REQUIRE(word.size() > 3);
+  CHECK(word[0] == WB_WORD_NET_CONFIG);
+  const size_t len = (static_cast<unsigned char>(word[1]) << 8) | static_cast<unsigned char>(word[2]);
+  REQUIRE(len == word.size() - 3);
+  const char* payload = word.data() + 3;
+  REQUIRE(wb_net_config(payload, len) == 2);  // only the keeper's two names go over
+  std::vector<std::string> got;
+  for (const char* p = payload; p < payload + len; p += std::strlen(p) + 1) got.emplace_back(p);
+  CHECK(got == std::vector<std::string>{ports, addrs});
+  // None at all: an empty payload, which the keeper takes as such.
+  const std::string none = encode_net_config({"PATH=/usr/bin:/bin"});
+  CHECK(none == std::string({WB_WORD_NET_CONFIG, '\0', '\0'}));
+  CHECK(wb_net_config("", 0) == 0);
+  // Anything else is refused: another name, an unterminated entry, a name without a value.
+  CHECK(wb_net_config("PATH=/tmp\0", 10) == -1);
+  CHECK(wb_net_config("WAVEBOX_TCP_PORTS=1", 19) == -1);
+  CHECK(wb_net_config("WAVEBOX_TCP_PORTS\0", 18) == -1);
+  CHECK(wb_net_config("WAVEBOX_TCP_PORTSX=1\0", 21) == -1);
+  const std::string huge = std::string(WB_ENV_TCP_ADDRS) + "=" + std::string(WB_MAX_NET_CONFIG, '1');
+  CHECK(encode_net_config({huge}).empty());
+}
+
 TEST_CASE("wire: the keeper's steps each have a name") {
   std::set<std::string> names;
-  for (int step = WB_STEP_UNSHARE; step <= WB_STEP_FORK_BWRAP; ++step) names.insert(wb_step_name(step));
-  CHECK(names.size() == 7);
+  for (int step = WB_STEP_UNSHARE; step <= WB_STEP_NET_CONFIG; ++step) names.insert(wb_step_name(step));
+  CHECK(names.size() == 9);
   CHECK(names.count(wb_step_name(0)) == 0);
   CHECK(sizeof(wb_keeper_error) == 2 * sizeof(int));
   const std::set<char> words = {WB_WORD_LISTENERS, WB_WORD_START, WB_WORD_END, WB_WORD_ACK, WB_WORD_GO};
