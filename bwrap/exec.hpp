@@ -139,8 +139,9 @@ struct ExecRequest {
   // while bwrap and the keeper finish.
   std::function<void()> on_sandbox_ended;
   // The process ends right after this run (wavebox run): once the shim said the sandbox is
-  // empty, the keeper is killed and left to the system, not waited for (~0.1 ms). Never with a
-  // cgroup of the run's own, which is removed only once every process of it is gone.
+  // empty, the keeper is killed and left to the system, not waited for (~0.1 ms), and what the
+  // run holds is left to the process's exit (run_sandboxed). Never with a cgroup of the run's
+  // own, which is removed only once every process of it is gone.
   bool leave_keeper = false;
 };
 
