@@ -365,8 +365,9 @@ void Supervision::reap_keeper(int options) {
 
 // No process of the sandbox is left: what it wrote to stderr is all in the pipe, and the host
 // is ours to put back in order. The keeper, our child, is ended (it only waits for bwrap; it
-// dies while the stubs go) and reaped; bwrap, in its exit already, tears the namespaces down
-// after we return and is reaped by the system (as bwrap leaves its own pid 1 when run alone).
+// dies while the stubs go) and reaped, here or (leave_keeper) once the run's other work is done;
+// bwrap, in its exit already, tears the namespaces down after we return and is reaped by the
+// system (as bwrap leaves its own pid 1 when run alone).
 void Supervision::on_emptied() {
   if (!exited_) ::kill(pid_, SIGKILL);
   if (req_.terminal) req_.terminal->drain();
@@ -543,8 +544,9 @@ Result<int> exec_bwrap(Launch& L, const ExecRequest& req, const std::string& opt
     L.args_wr.reset();
     L.options_sent = true;
   }
-  // The namespace's sockets first (the keeper made them before it started bwrap): the observer
-  // has the socket-diagnostics one before the command can connect anywhere.
+  // The namespace's sockets first (the keeper makes them while bwrap starts, before anything of
+  // the sandbox can run): the observer has the socket-diagnostics one before the command can
+  // connect anywhere.
   if (auto st = receive_listeners(child); !st) return st.error();
   if (req.observer) req.observer->set_unix_diag(std::move(child.unix_diag));
   if (auto st = send_start_word(L, req); !st) return abort_child(st.error());

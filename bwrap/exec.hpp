@@ -139,9 +139,10 @@ struct ExecRequest {
   // while bwrap and the keeper finish.
   std::function<void()> on_sandbox_ended;
   // The process ends right after this run (wavebox run): once the shim said the sandbox is
-  // empty, the keeper is killed and left to the system, not waited for (~0.1 ms), and what the
-  // run holds is left to the process's exit (run_sandboxed). Never with a cgroup of the run's
-  // own, which is removed only once every process of it is gone.
+  // empty, the keeper is killed, and reaped only after the run's other work (run_sandboxed), by
+  // when it has died: no wait for it here (~0.1 ms); and what the run holds is left to the
+  // process's exit. Never with a cgroup of the run's own, which is removed only once every
+  // process of it is gone.
   bool leave_keeper = false;
 };
 

@@ -130,8 +130,21 @@ std::string bwrap_options(const std::vector<std::string>& args) {
 
 Launch::~Launch() {
   if (!consumed && child.pid > 0) {
-    // Not run: the keeper's death ends bwrap, waiting for its options, and its namespace.
-    ::kill(child.pid, SIGKILL);
+    // Not run. A keeper still waiting for the allowlist's ports (a launch started before the
+    // settings were read, and dropped) sees its socket's end, ends bwrap, waits for it and exits:
+    // nothing is left for the system to reap. Otherwise, or when it does not end soon, SIGKILL:
+    // its death ends bwrap (its parent-death signal), waiting for its options, and the namespace.
+    bool ended = false;
+    if (!net_config_sent && child.control.valid() && keeper_pidfd.valid()) {
+      child.control.reset();
+      struct pollfd pf = {keeper_pidfd.get(), POLLIN, 0};
+      int n;
+      do {
+        n = ::poll(&pf, 1, 500);
+      } while (n < 0 && errno == EINTR);
+      ended = n > 0;
+    }
+    if (!ended) ::kill(child.pid, SIGKILL);
     int ws;
     while (::waitpid(child.pid, &ws, 0) < 0 && errno == EINTR) {
     }

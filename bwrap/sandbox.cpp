@@ -6,6 +6,7 @@
 #include <malloc.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -560,6 +561,12 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   outcome.violations = violations.items();
   outcome.more = violations.dropped();
   if (req.leave_keeper) {
+    // The keeper, killed when the shim said the sandbox is empty, has died meanwhile: reaped
+    // now, so that no zombie of the run outlives wavebox (`pgrep` right after sees none).
+    if (launch->child.pid > 0) {
+      while (::waitpid(launch->child.pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+    }
     // The process ends right after (wavebox run; no cgroup to remove): the descriptors, the plan
     // and the observer's state go with its exit, not one by one here first (~0.2 ms). The
     // observer has no thread left (its loop stopped it), and nothing calls into either again.

@@ -175,12 +175,16 @@ int main(int argc, char** argv) {
   try {
     app.parse(ours, argv);
   } catch (const CLI::CallForHelp& e) {
+    wb::cli::drop_run_early();
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    wb::cli::drop_run_early();
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
+    wb::cli::drop_run_early();
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    wb::cli::drop_run_early();
     wb::log::error(e.what());
     return 125;
   }
@@ -189,6 +193,7 @@ int main(int argc, char** argv) {
 
   o.learn = learn_opt && learn_opt->count() > 0;
   if (run && run->parsed()) return wb::cli::cmd_run(o);
+  wb::cli::drop_run_early();
   if (wrap && wrap->parsed()) return wb::cli::cmd_wrap(o);
   if (decide && decide->parsed()) return wb::cli::cmd_decide(o);
   if (connect && connect->parsed()) return wb::cli::cmd_connect(connect_host, connect_port);

@@ -198,13 +198,17 @@ class AuditLines {
 };
 
 namespace {
-// Started by start_run_early, taken by cmd_run (never destroyed: a process that ends without
-// taking it, `run --help`, ends the keeper by its parent-death signal).
+// Started by start_run_early, taken by cmd_run, or dropped by drop_run_early (`run --help`, an
+// option wavebox does not know): its keeper ends bwrap, reaps it and is reaped, nothing left.
 std::shared_ptr<engine::EarlyLaunch>& early_slot() {
   static auto* slot = new std::shared_ptr<engine::EarlyLaunch>();
   return *slot;
 }
 }  // namespace
+
+void drop_run_early() {
+  early_slot().reset();
+}
 
 // Before the options are parsed (-v is not known yet: quiet). (On a thread of its own it was
 // measured no faster: on two cores the keeper and bwrap take the other one either way.)

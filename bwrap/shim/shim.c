@@ -70,9 +70,19 @@ static int die(const char* what) {
   return 125;
 }
 
+/* The keeper's bwrap, once forked: a step failing after that (wavebox gone or dropping the
+ * launch: its socket's end) ends bwrap and waits for it, so nothing of the launch is left to the
+ * system to reap. */
+static pid_t g_bwrap = 0;
+
 static void fail_step(int errfd, int step) {
   struct wb_keeper_error e = {step, errno};
   (void)!write(errfd, &e, sizeof e);
+  if (g_bwrap > 0) {
+    kill(g_bwrap, SIGKILL);
+    while (waitpid(g_bwrap, NULL, 0) < 0 && errno == EINTR) {
+    }
+  }
   _exit(127);
 }
 
@@ -953,6 +963,7 @@ static int keeper(int argc, char** argv) {
     fail_step(errfd, WB_STEP_EXEC_BWRAP);
   }
   close(alive[0]);
+  g_bwrap = bwrap;
   /* The allowlist's ports and addresses, once wavebox has read the settings (it may have
    * started us before): into our environment, where the listeners below look. */
   unsigned char head[3];

@@ -154,6 +154,8 @@ std::string trusted_program(const std::string& name) {
   return {};
 }
 
+constexpr size_t kBwrapCacheEntries = 8;
+
 BwrapInfo probe_bwrap(const std::string& explicit_path, const std::string& cache_file) {
   BwrapInfo info;
   std::string path = explicit_path;
@@ -164,15 +166,35 @@ BwrapInfo probe_bwrap(const std::string& explicit_path, const std::string& cache
   }
   info.path = path;
   std::string key = fmt::format("{}\n{}\n{}\n{}\n", path, st.st_ino, st.st_mtim.tv_sec, st.st_size);
+  // One entry per bwrap, NUL-separated (a run started before its settings probes the system's,
+  // and its settings may name another: each keeps its own, and neither runs `--version` again).
+  std::vector<std::string> entries;
   if (!cache_file.empty()) {
-    if (auto c = read_file(cache_file); c.ok() && c->rfind(key, 0) == 0) {
-      info.version_text = c->substr(key.size());
+    if (auto c = read_file(cache_file); c.ok()) {
+      size_t at = 0;
+      while (at < c->size() && entries.size() < kBwrapCacheEntries) {
+        size_t end = c->find('\0', at);
+        if (end == std::string::npos) end = c->size();
+        entries.push_back(c->substr(at, end - at));
+        at = end + 1;
+      }
+    }
+    for (const auto& e : entries) {
+      if (e.rfind(key, 0) == 0) info.version_text = e.substr(key.size());
     }
   }
   if (info.version_text.empty()) {
     info.version_text = run_version(path);
     if (!cache_file.empty() && !info.version_text.empty()) {
-      (void)write_file_atomic(cache_file, key + info.version_text);
+      std::string out = key + info.version_text;
+      const std::string same_path = path + "\n";
+      size_t kept = 1;
+      for (const auto& e : entries) {
+        if (e.rfind(same_path, 0) == 0 || kept == kBwrapCacheEntries) continue;
+        out += '\0' + e;
+        ++kept;
+      }
+      (void)write_file_atomic(cache_file, out);
     }
   }
   parse_version(info.version_text, info.version);

@@ -28,6 +28,31 @@ printf '{"sandbox":{"enabled":false}}' > "$SCRATCH/off.json"
 wb run --settings "$SCRATCH/off.json" -- python3 -c \
   'import os; print(open("/proc/self/task/%d/children" % os.getpid()).read().strip() or "no-keeper")'
 check "an unsandboxed run leaves no keeper started ahead behind, not even a zombie ($OUT)" [ "$OUT" = no-keeper ]
+# And under a caller that adopts orphans (a subreaper: an agent host, a CI runner, systemd): what
+# wavebox started is reaped by wavebox, not left to it; only the dying bwrap of a run that ran
+# may come its way, as before (bwrap is the keeper's child, and ends after wavebox).
+cat > "$SCRATCH/subreaper.py" <<'PY'
+import ctypes, os, sys, time
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+os.waitpid(pid, 0)
+time.sleep(0.3)
+kids = open("/proc/self/task/%d/children" % os.getpid()).read().split()
+names = []
+for k in kids:
+    try:
+        names.append(open("/proc/%s/comm" % k).read().strip())
+    except OSError:
+        pass
+print(" ".join(n for n in names if n != "bwrap") or "none")
+PY
+for args in "run -- true" "run --help" "run --no-such-option -- true" "run --settings $SCRATCH/off.json -- true"; do
+  # shellcheck disable=SC2086
+  left=$(cd "$WS" && python3 "$SCRATCH/subreaper.py" "$WAVEBOX" $args 2>/dev/null | tail -1)
+  check "wavebox $args leaves its caller nothing of its own to reap ($left)" [ "$left" = none ]
+done
 printf '{"sandbox":{"enabled":true,"resources":{"memoryMB":512}}}' > "$SCRATCH/mem.json"
 wb run --settings "$SCRATCH/mem.json" -- sh -c 'echo in-sandbox'
 check "settings the keeper started ahead does not fit (a cgroup of the run's own) start another" \
