@@ -5,8 +5,6 @@
 
 #include <cerrno>
 #include <map>
-#include <set>
-#include <vector>
 
 #include "core/paths.hpp"
 #include "core/sys/fs.hpp"
@@ -64,41 +62,10 @@ class RealPaths {
   std::map<std::string, std::pair<int, struct stat>> stats_;
 };
 
-// The names in the directories many of the policy's paths sit in ($HOME: its protected files
-// and credential stores, most of them absent; the workspace root): one listing answers "not
-// there" for each absent one, where an lstat each cost ~0.75 us (about 100 of them in $HOME).
-// Only directories the pass asks about kMinProbes times or more, with at most kMaxNames names;
-// a directory that cannot be listed (no read permission) is asked name by name as before. What
-// is listed is looked up for real (lstat); an absent name is ENOENT, as lstat would have said
-// at that moment (a name made later is the same race an lstat has).
-class Listings {
- public:
-  static constexpr size_t kMinProbes = 8, kMaxNames = 4096;
-  explicit Listings(const std::vector<std::string>& paths) {
-    std::map<std::string, size_t> per_dir;
-    for (const auto& p : paths) ++per_dir[paths::parent(p)];
-    for (const auto& [dir, n] : per_dir) {
-      if (n < kMinProbes) continue;
-      std::set<std::string> names;
-      if (sys::list_directory(dir, kMaxNames, names)) names_.emplace(dir, std::move(names));
-    }
-  }
-  // False when path is known absent (its directory was listed without it).
-  bool may_exist(const std::string& path) const {
-    auto it = names_.find(paths::parent(path));
-    return it == names_.end() || it->second.count(paths::basename(path)) != 0;
-  }
-
- private:
-  std::map<std::string, std::set<std::string>> names_;
-};
-
-PathFact probe_path(const std::string& path, RealPaths& real_paths, const Listings& listed) {
+PathFact probe_path(const std::string& path, RealPaths& real_paths) {
   PathFact f;
   struct stat st;
-  const bool listed_absent = !listed.may_exist(path);
-  if (listed_absent) errno = ENOENT;
-  if (!listed_absent && ::lstat(path.c_str(), &st) == 0) {
+  if (::lstat(path.c_str(), &st) == 0) {
     f.is_symlink = S_ISLNK(st.st_mode);
     f.real = real_paths.real(path, &st);
     struct stat t;
@@ -212,17 +179,15 @@ std::vector<std::string> expand_globs(FsPolicy& policy) {
 }
 
 void probe_policy_paths(const FsPolicy& policy, LinuxFacts& facts) {
-  std::vector<std::string> all;
-  for (const auto& w : policy.writable) all.push_back(w.path);
-  for (const auto& g : policy.deny_write) all.push_back(g.path);
-  for (const auto& g : policy.deny_read) all.push_back(g.path);
-  for (const auto& a : policy.allow_read) all.push_back(a);
-  for (const auto& v : policy.visible) all.push_back(v);
-  const Listings listed(all);
   RealPaths real_paths;
-  for (const auto& p : all) {
-    if (!facts.paths.count(p)) facts.paths.emplace(p, probe_path(p, real_paths, listed));
-  }
+  auto probe = [&](const std::string& p) {
+    if (!facts.paths.count(p)) facts.paths.emplace(p, probe_path(p, real_paths));
+  };
+  for (const auto& w : policy.writable) probe(w.path);
+  for (const auto& g : policy.deny_write) probe(g.path);
+  for (const auto& g : policy.deny_read) probe(g.path);
+  for (const auto& a : policy.allow_read) probe(a);
+  for (const auto& v : policy.visible) probe(v);
 }
 
 }  // namespace wb::lnx

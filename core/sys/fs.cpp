@@ -1,6 +1,5 @@
 #include "core/sys/fs.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <glob.h>
@@ -50,26 +49,6 @@ Result<std::string> read_file(const std::string& path) {
     if (static_cast<size_t>(n) == chunk && chunk < 65536) chunk *= 4;
   }
   return out;
-}
-
-bool list_directory(const std::string& dir, size_t max_names, std::set<std::string>& names) {
-  names.clear();
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return false;
-  bool whole = true;
-  errno = 0;
-  while (struct dirent* e = ::readdir(d)) {
-    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
-    if (names.size() == max_names) {
-      whole = false;
-      break;
-    }
-    names.emplace(e->d_name);
-  }
-  if (errno != 0) whole = false;
-  ::closedir(d);
-  if (!whole) names.clear();
-  return whole;
 }
 
 Status replace_contents(int fd, const std::string& data, const std::string& what) {

@@ -3,7 +3,6 @@
 // directory.
 #include <sys/resource.h>
 
-#include <set>
 #include <string>
 #include <vector>
 
@@ -16,9 +15,6 @@ std::string errno_text(int err);
 Error sys_error(const std::string& call, const std::string& path, int err);
 
 Result<std::string> read_file(const std::string& path);
-// The names in directory dir (no "." or ".."): true when all were read, at most max_names
-// (false when there were more, or it cannot be listed).
-bool list_directory(const std::string& dir, size_t max_names, std::set<std::string>& names);
 Status write_file_atomic(const std::string& path, const std::string& data);
 // Makes an open file (a memory file handed to another process) hold exactly data, and leaves
 // its offset at the start for the reader. what: named in the error.
