@@ -154,7 +154,7 @@ std::string trusted_program(const std::string& name) {
   return {};
 }
 
-constexpr size_t kBwrapCacheEntries = 8;
+constexpr size_t kBwrapCacheEntries = 8, kBwrapCacheBytes = 16384;
 
 BwrapInfo probe_bwrap(const std::string& explicit_path, const std::string& cache_file) {
   BwrapInfo info;
@@ -170,7 +170,8 @@ BwrapInfo probe_bwrap(const std::string& explicit_path, const std::string& cache
   // and its settings may name another: each keeps its own, and neither runs `--version` again).
   std::vector<std::string> entries;
   if (!cache_file.empty()) {
-    if (auto c = read_file(cache_file); c.ok()) {
+    // (Ours and small: a file grown past that is ignored, probed again and rewritten.)
+    if (auto c = read_file(cache_file); c.ok() && c->size() <= kBwrapCacheBytes) {
       size_t at = 0;
       while (at < c->size() && entries.size() < kBwrapCacheEntries) {
         size_t end = c->find('\0', at);
@@ -182,6 +183,10 @@ BwrapInfo probe_bwrap(const std::string& explicit_path, const std::string& cache
     for (const auto& e : entries) {
       if (e.rfind(key, 0) == 0) info.version_text = e.substr(key.size());
     }
+    // An entry that names no version is no answer: bwrap is asked again.
+    int v[3] = {0, 0, 0};
+    parse_version(info.version_text, v);
+    if (v[0] == 0 && v[1] == 0 && v[2] == 0) info.version_text.clear();
   }
   if (info.version_text.empty()) {
     info.version_text = run_version(path);
