@@ -35,11 +35,7 @@ namespace wb::lnx {
 namespace {
 
 bool is_net_config(const std::string& kv) {
-  for (const char* name : {WB_ENV_TCP_PORTS, WB_ENV_TCP_ADDRS}) {
-    const size_t n = std::strlen(name);
-    if (kv.size() > n && kv.compare(0, n, name) == 0 && kv[n] == '=') return true;
-  }
-  return false;
+  return wb_net_config_entry(kv.c_str()) != 0;
 }
 
 using sys::Fd;

@@ -65,8 +65,12 @@ int main(int argc, char** argv) {
   // Inside a macOS sandbox: wavebox as its own helper (macos/helper.hpp), before anything else.
   if (argc > 1 && std::strcmp(argv[1], wb::macos::kHelperArg) == 0) return wb::macos::helper_main(argc, argv);
   wb::sys::hold_standard_fds();
-  // A run's sandbox starts now, while the options and settings are read (cmd_run takes it).
+  // A run's sandbox starts now, while the options and settings are read (cmd_run takes it;
+  // whatever way main returns without it, --help or a bad option, drops it).
   if (argc > 1 && std::strcmp(argv[1], "run") == 0) wb::cli::start_run_early();
+  struct DropEarly {
+    ~DropEarly() { wb::cli::drop_run_early(); }
+  } drop_early;
   g_app = new CLI::App{"wavebox: run shell commands in an OS sandbox (bubblewrap on Linux, Seatbelt on macOS)"};
   CLI::App& app = *g_app;
   app.set_version_flag("--version", "wavebox 0.1.0");
@@ -175,13 +179,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(ours, argv);
   } catch (const CLI::CallForHelp& e) {
-    wb::cli::drop_run_early();
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
-    wb::cli::drop_run_early();
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
-    wb::cli::drop_run_early();
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     wb::cli::drop_run_early();
@@ -193,7 +194,6 @@ int main(int argc, char** argv) {
 
   o.learn = learn_opt && learn_opt->count() > 0;
   if (run && run->parsed()) return wb::cli::cmd_run(o);
-  wb::cli::drop_run_early();
   if (wrap && wrap->parsed()) return wb::cli::cmd_wrap(o);
   if (decide && decide->parsed()) return wb::cli::cmd_decide(o);
   if (connect && connect->parsed()) return wb::cli::cmd_connect(connect_host, connect_port);

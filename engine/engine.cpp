@@ -163,12 +163,12 @@ Result<bool> decide_sandboxed(const RunRequest& req, const Availability& avail, 
 
 }  // namespace
 
-// What the keeper and bwrap start with, outside the sandbox: nothing of the request's (its
-// LD_PRELOAD, a caller's library path) — the command's own environment comes with bwrap's
-// options.
 // The keeper's and bwrap's own PATH (never the caller's: a directory the sandbox may write).
 constexpr const char* kLaunchPath = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
 
+// What the keeper and bwrap start with, outside the sandbox: nothing of the request's (its
+// LD_PRELOAD, a caller's library path) — the command's own environment comes with bwrap's
+// options.
 static std::vector<std::string> launch_environment(const Settings& s) {
   std::vector<std::string> env = {kLaunchPath};
   // The allowlist's own ports get transparent listeners too (github.com:22, a database's), as 80
@@ -289,7 +289,8 @@ Status plan_linux(Internal& in, const sys::StateDir& state, const sys::BwrapInfo
 
 struct EarlyLaunch {
   std::unique_ptr<lnx::Launch> launch;
-  std::string bwrap;
+  sys::StateDir state;   // what it found, prepare() takes too (the same process, moments later)
+  sys::BwrapInfo bwrap;  // the system's bwrap, probed once
   int stdio[3] = {-1, -1, -1};
 };
 
@@ -297,14 +298,14 @@ std::shared_ptr<EarlyLaunch> start_early(const int stdio[3], const Logger& log) 
   if (sys::probe_platform().platform == sys::Platform::kMacos) return nullptr;
   auto state = sys::ensure_state_dir();
   if (!state.ok()) return nullptr;
-  auto bwrap = sys::probe_bwrap("", state->root + "/bwrap-version");
-  if (bwrap.path.empty()) return nullptr;
   auto early = std::make_shared<EarlyLaunch>();
+  early->bwrap = sys::probe_bwrap("", state->root + "/bwrap-version");
+  if (early->bwrap.path.empty()) return nullptr;
+  early->state = std::move(*state);
   std::copy(stdio, stdio + 3, early->stdio);
-  auto l = lnx::launch_sandbox(bwrap.path, early->stdio, {kLaunchPath}, log, nullptr, true);
+  auto l = lnx::launch_sandbox(early->bwrap.path, early->stdio, {kLaunchPath}, log, nullptr, true);
   if (!l.ok()) return nullptr;
   early->launch = std::move(*l);
-  early->bwrap = bwrap.path;
   return early;
 }
 
@@ -341,10 +342,14 @@ Result<Prepared> prepare(RunRequest request) {
   if (mac && !here_mac && !req.plan_only && in.req.macos.sandbox_exec == macos::Facts().sandbox_exec) {
     return make_error(ErrorKind::kUnavailable, "a macOS run needs macOS (wavebox wrap --platform macos plans one)");
   }
-  auto state = mac ? Result<sys::StateDir>(make_error(ErrorKind::kUnavailable, "macOS")) : sys::ensure_state_dir();
-  auto bwrap =
-      mac ? sys::BwrapInfo{}
-          : sys::probe_bwrap(s.sandbox.bwrap_path.value_or(""), state.ok() ? state->root + "/bwrap-version" : "");
+  // (A sandbox started early found the state dir and the system's bwrap already.)
+  auto state = mac     ? Result<sys::StateDir>(make_error(ErrorKind::kUnavailable, "macOS"))
+               : early ? Result<sys::StateDir>(early->state)
+                       : sys::ensure_state_dir();
+  auto bwrap = mac                              ? sys::BwrapInfo{}
+               : early && !s.sandbox.bwrap_path ? early->bwrap
+                                                : sys::probe_bwrap(s.sandbox.bwrap_path.value_or(""),
+                                                                   state.ok() ? state->root + "/bwrap-version" : "");
   // The sandbox will most likely run: its namespaces and bwrap start now, on the other core,
   // while the rest is checked and planned (they wait for bwrap's options). A run that does not
   // happen after all drops them (the keeper is killed, and bwrap with it).
@@ -352,7 +357,7 @@ Result<Prepared> prepare(RunRequest request) {
     // The run's cgroup first (sandbox.resources): the keeper joins it before anything starts.
     const auto& r = s.sandbox.resources;
     in.run.cgroup = WB_TRY(lnx::run_cgroup({r.memory_mb.value_or(0), r.pids.value_or(0), r.cpus.value_or(0)}, log));
-    if (early && early->launch && early->bwrap == bwrap.path && !in.run.cgroup && !req.prepare_ahead &&
+    if (early && early->launch && early->bwrap.path == bwrap.path && !in.run.cgroup && !req.prepare_ahead &&
         std::equal(req.stdio, req.stdio + 3, early->stdio) &&
         lnx::send_net_config(*early->launch, launch_environment(s)).ok()) {
       in.run.launch = std::move(early->launch);

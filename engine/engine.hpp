@@ -40,8 +40,8 @@ namespace wb::engine {
 // A sandbox's keeper and bwrap started before the request is made: `wavebox run` starts one
 // first thing, so that the namespaces and bwrap get going on the other core while it reads the
 // settings. prepare() runs the command in it when it is what the settings would start (the same
-// bwrap, the same standard descriptors, no cgroup of the run's own), and drops it otherwise (the
-// keeper killed, and with it everything it started). Null where no sandbox can start.
+// bwrap, the same standard descriptors, no cgroup of the run's own), and drops it otherwise (its
+// keeper ends bwrap and exits; nothing is left to reap). Null where no sandbox can start.
 struct EarlyLaunch;
 std::shared_ptr<EarlyLaunch> start_early(const int stdio[3], const Logger& log);
 

@@ -50,16 +50,18 @@ enum { WB_KEEPER_FDS = 7, WB_MAX_EXTRA_PORTS = 8 };
  * keeper puts them in its environment); none at all is an empty payload. */
 #define WB_WORD_NET_CONFIG 'N'
 enum { WB_MAX_NET_CONFIG = 4096 };
+/* Whether a "NAME=VALUE" entry is one of the payload's names. */
+static inline int wb_net_config_entry(const char* p) {
+  const size_t ports = sizeof WB_ENV_TCP_PORTS - 1, addrs = sizeof WB_ENV_TCP_ADDRS - 1;
+  return (strncmp(p, WB_ENV_TCP_PORTS, ports) == 0 && p[ports] == '=') ||
+         (strncmp(p, WB_ENV_TCP_ADDRS, addrs) == 0 && p[addrs] == '=');
+}
 /* The number of entries of a whole payload, or -1 when it is not one. */
 static inline int wb_net_config(const char* buf, size_t len) {
   if (len > WB_MAX_NET_CONFIG || (len > 0 && buf[len - 1] != '\0')) return -1;
   int n = 0;
   for (const char* p = buf; p < buf + len; p += strlen(p) + 1, ++n) {
-    const size_t ports = sizeof WB_ENV_TCP_PORTS - 1, addrs = sizeof WB_ENV_TCP_ADDRS - 1;
-    if (!((strncmp(p, WB_ENV_TCP_PORTS, ports) == 0 && p[ports] == '=') ||
-          (strncmp(p, WB_ENV_TCP_ADDRS, addrs) == 0 && p[addrs] == '='))) {
-      return -1;
-    }
+    if (!wb_net_config_entry(p)) return -1;
   }
   return n;
 }

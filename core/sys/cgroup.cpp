@@ -217,10 +217,9 @@ Result<std::unique_ptr<RunCgroup>> RunCgroup::create(const CgroupLimits& limits)
   };
   const long long bytes = limits.memory_mb * 1024 * 1024;
   const std::string name = run_name();  // the same in every hierarchy
-  // The kernel's smallest quota is 1 ms a period: 0.01 CPU. (Rounded by hand: no libm, one library
-  // fewer to load at every start.)
-  // At most 4096 CPUs' worth: more limits nothing on any machine, and the product stays far
-  // inside a long long (a settings file may say 1e14).
+  // The kernel's smallest quota is 1 ms a period: 0.01 CPU; at most 4096 CPUs' worth (more limits
+  // nothing on any machine, and the product stays far inside a long long: a settings file may
+  // say 1e14). Rounded by hand: no libm, one library fewer to load at every start.
   const double cpus = std::min(limits.cpus, 4096.0);
   const std::string quota = fmt::format("{}", std::max<long long>(1000, static_cast<long long>(cpus * 100000 + 0.5)));
 
