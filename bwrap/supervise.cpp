@@ -157,15 +157,27 @@ Supervisor::Supervisor(std::function<bool(const std::string&)> writable, Refuses
 
 Supervisor::~Supervisor() = default;
 
+ThreadState& detail::thread_state() {
+  thread_local ThreadState state;
+  return state;
+}
+
 void Supervisor::drop_thread_privileges() {
+  ThreadState& t = thread_state();
   // The umask becomes this thread's own, set per call to the caller's.
-  (void)::unshare(CLONE_FS);
+  if (::unshare(CLONE_FS) == 0) {
+    t.umask = ::umask(022);
+    ::umask(t.umask);
+    t.own_umask = true;
+  }
   struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
   struct __user_cap_data_struct data[2] = {};
   if (::syscall(SYS_capget, &hdr, data) != 0) return;
-  if (!data[0].effective && !data[1].effective) return;
-  data[0].effective = data[1].effective = 0;
-  (void)::syscall(SYS_capset, &hdr, data);
+  if (data[0].effective || data[1].effective) {
+    data[0].effective = data[1].effective = 0;
+    if (::syscall(SYS_capset, &hdr, data) != 0) return;
+  }
+  t.caps_off = true;
 }
 
 int Supervisor::root(pid_t pid) {

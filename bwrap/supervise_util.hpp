@@ -48,10 +48,22 @@ int exists_already_at(int dir, const std::string& name);
 // EBUSY when name in dir is the root of a mount of the sandbox's tree.
 int mount_point(int dir, const std::string& name);
 
+// What this thread is known to be, set once by Supervisor::drop_thread_privileges (the
+// observer's thread): no effective capabilities (only our own code could raise them again,
+// and it does not), and an umask of its own (CLONE_FS unshared) whose value is remembered. A
+// thread without that (the supervision loop answering alone, as root) checks every time.
+struct ThreadState {
+  bool caps_off = false;
+  bool own_umask = false;
+  mode_t umask = 0;
+};
+ThreadState& thread_state();
+
 // Where the calling thread still has effective capabilities (the supervision loop answering
 // without a thread of its own, as root), they are off while a call is performed.
 struct NoCapsScope {
   NoCapsScope() {
+    if (thread_state().caps_off) return;  // (no capget per call on the observer's thread)
     if (::syscall(SYS_capget, &hdr, saved) != 0 || (!saved[0].effective && !saved[1].effective)) return;
     struct __user_cap_data_struct off[2] = {saved[0], saved[1]};
     off[0].effective = off[1].effective = 0;
@@ -67,10 +79,26 @@ struct NoCapsScope {
   bool dropped = false;
 };
 
+// The caller's umask for a creation. A thread with an umask of its own keeps the last one set
+// (set again only when a caller's differs); elsewhere it is the process's, and put back.
 struct UmaskScope {
-  explicit UmaskScope(mode_t m) : old(::umask(m)) {}
-  ~UmaskScope() { ::umask(old); }
-  mode_t old;
+  explicit UmaskScope(mode_t m) {
+    ThreadState& t = thread_state();
+    if (!t.own_umask) {
+      restore = true;
+      old = ::umask(m);
+    } else if (t.umask != m) {
+      ::umask(m);
+      t.umask = m;
+    }
+  }
+  ~UmaskScope() {
+    if (restore) ::umask(old);
+  }
+  UmaskScope(const UmaskScope&) = delete;
+  UmaskScope& operator=(const UmaskScope&) = delete;
+  bool restore = false;
+  mode_t old = 0;
 };
 
 }  // namespace wb::lnx::detail
