@@ -23,6 +23,7 @@
 #include <system_error>
 
 #include "bwrap/shim/wire.h"
+#include "bwrap/supervise_util.hpp"
 #include "core/log.hpp"
 #include "core/paths.hpp"
 #include "core/sys/fdpass.hpp"
@@ -262,7 +263,7 @@ void Observer::answer_performed(unsigned long long id, int nr, Performed& done, 
     if (done.network) {
       sink_({"network-outbound", "unix:" + done.path, done.refused});
     } else {
-      sink_({"file-write", done.path, done.refused});
+      write_refused(done.path, done.refused);
     }
     return;
   }
@@ -275,7 +276,7 @@ void Observer::answer_performed(unsigned long long id, int nr, Performed& done, 
     return;
   }
   if ((done.error == EROFS || done.error == EACCES || done.error == EPERM) && !writable_(done.path)) {
-    sink_({"file-write", done.path, ""});
+    write_refused(done.path, "");
   }
 }
 
@@ -432,9 +433,19 @@ void Observer::after_continue(pid_t pid, int nr, const Observed& o) {
     std::string t = resolved(lexical);
     if (writable_(t)) continue;
     if (o.create_only && sys::exists(t)) continue;
-    sink_({"file-write", t, ""});
+    write_refused(t, "");
     break;
   }
+}
+
+// A refused write: a read-only mount or the plan's own read-only (kProtected) says only that;
+// the guard that covers the path says why, and what to do.
+void Observer::write_refused(const std::string& path, const std::string& reason) {
+  if (explain_ && (reason.empty() || reason == detail::kProtected)) {
+    std::string why = explain_(path);
+    if (!why.empty()) return sink_({"file-write", path, why});
+  }
+  sink_({"file-write", path, reason});
 }
 
 void Observer::handle_one() {

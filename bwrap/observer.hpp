@@ -37,6 +37,9 @@ class Observer {
   // Our end of the socket whose other end the shim holds (bwrap/exec.hpp, Launch).
   void adopt_socket(sys::Fd ours) { ours_ = std::move(ours); }
   void set_host_proc(bool v) { supervisor_.set_host_proc(v); }
+  // Why a refused write of a path was refused when a guard covers it (protection_reason): the
+  // block then says what the protection is and what to do, not only that the path is read-only.
+  void set_explainer(std::function<std::string(const std::string&)> f) { explain_ = std::move(f); }
   void set_logger(const Logger* log) { log_ = log; }
   void set_unix_sockets_open(bool v) { supervisor_.set_unix_sockets_open(v); }
   void set_allowed_unix_sockets(std::vector<std::string> p) { supervisor_.set_allowed_unix_sockets(std::move(p)); }
@@ -90,6 +93,8 @@ class Observer {
  private:
   std::function<bool(const std::string&)> writable_;
   std::function<void(const Violation&)> sink_;
+  std::function<std::string(const std::string&)> explain_;
+  void write_refused(const std::string& path, const std::string& reason);
   const Logger* log_ = &log::process();
   Supervisor supervisor_;
   FuseMasks fuse_;

@@ -488,6 +488,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
       [&guard](const std::string& path) { return guard.moving_refused(path); });
   Observer& observer = *observer_held;
   observer.set_host_proc(run.policy.host_proc);
+  observer.set_explainer([&run](const std::string& path) { return protection_reason(run.policy.deny_write, path); });
   observer.set_unix_sockets_open(run.allow_unix_sockets);
   observer.set_allowed_unix_sockets(run.unix_socket_paths);
   observer.set_logger(run.log);

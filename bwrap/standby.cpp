@@ -277,6 +277,9 @@ Result<std::shared_ptr<Standby>> make_standby(LinuxRun run) {
                                  },
                                  [raw](const std::string& path) { return raw->p.guard.moving_refused(path); });
   sb->observer->set_host_proc(run.policy.host_proc);
+  // (The standby's own policy, set once it is made: the same plan as the command's, by its key.)
+  sb->observer->set_explainer(
+      [raw](const std::string& path) { return protection_reason(raw->run.policy.deny_write, path); });
   sb->observer->set_unix_sockets_open(run.allow_unix_sockets);
   sb->observer->set_allowed_unix_sockets(run.unix_socket_paths);
   sb->observer->set_logger(run.log);

@@ -52,6 +52,19 @@ std::vector<GuardedPath> guarded_for_entry(const std::string& dir, const std::st
   return out;
 }
 
+std::string protection_reason(const std::vector<GuardedPath>& deny_write, const std::string& path) {
+  const GuardedPath* best = nullptr;
+  for (const auto& g : deny_write) {
+    if (g.why.empty() || !paths::is_within(path, g.path)) continue;
+    if (!best || g.path.size() > best->path.size()) best = &g;
+  }
+  if (!best) return {};
+  std::string why = best->why;
+  const std::string prefix = "protected: ";  // (the protected table's reasons have it already)
+  if (why.rfind(prefix, 0) == 0) why.erase(0, prefix.size());
+  return prefix + why + "; change it outside the sandbox";
+}
+
 FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool network_only) {
   FsPolicy p;
   p.enabled = !(network_only || s.filesystem.disabled);

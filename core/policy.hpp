@@ -70,6 +70,11 @@ struct FsPolicy {
 
 FsPolicy make_fs_policy(const SandboxSettings& settings, const PolicyContext& ctx, bool network_only);
 
+// Why a refused write of path was refused, for the violations block, when a guard covers it:
+// "protected: <the deepest guard's reason>; change it outside the sandbox". "" when no guard
+// with a reason covers it (a read-only system directory).
+std::string protection_reason(const std::vector<GuardedPath>& deny_write, const std::string& path);
+
 // Shell startup files guarded in home and in the workspace root.
 const std::vector<std::string>& shell_startup_files();
 // Guarded entries relative to any directory that holds `name` (".vscode", ".claude", ...):

@@ -634,6 +634,10 @@ Result<std::unique_ptr<Run>> start(Prepared p, bool in_wait) {
       o.timed_out = e.timed_out;
       o.violations = e.violations;
       o.more = e.more;
+      for (auto& v : o.violations) {
+        if (v.operation == "file-write" && v.reason.empty())
+          v.reason = protection_reason(state->mac->protections, v.target);
+      }
       {
         std::lock_guard<std::mutex> lk(state->proxy_mu);
         for (const auto& v : state->proxy_refusals.items()) o.violations.push_back(v);

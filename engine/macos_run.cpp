@@ -211,6 +211,8 @@ Result<std::unique_ptr<MacStarted>> start_macos(MacRun run, const RunRequest& re
   st->workspace = run.input.fs.scan_roots.empty() ? req.cwd : run.input.fs.scan_roots[0];
   st->scan_roots = run.scan_roots;
   st->git_dirs = run.git_dirs;
+  st->protections = run.input.fs.deny_write;
+  st->protections.insert(st->protections.end(), run.input.found.begin(), run.input.found.end());
   WB_TRY(sys::ensure_private_dir(run.state_dir + "/caches"));
   WB_TRY(sys::ensure_private_dir(run.cache_dir));
   WB_TRY(sys::ensure_private_dir(run.tmpdir));

@@ -48,6 +48,7 @@ struct MacStarted {
   std::unique_ptr<macos::Process> process;
   std::string state_dir, home, workspace;
   std::vector<std::string> scan_roots, git_dirs;
+  std::vector<GuardedPath> protections;  // the run's write guards: a refusal says which protects it
   // After the run: a repository the command made (git init, a clone, a bare layout moved into
   // place) was writable during it; said, as on Linux (guarded from the next run on).
   void warn_new_repositories(const Logger& log) const;

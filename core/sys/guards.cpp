@@ -74,12 +74,13 @@ void guard_config_targets(const std::string& config, const std::string& top, con
 
 // A git directory's code-bearing files, and whatever its config points git at.
 void guard_gitdir(const std::string& g, HitGuards& out, int depth, const std::string& home, const std::string& top) {
-  const std::string why = "git runs or trusts it";
+  const std::string config_why = "git runs the programs a repository's config names (core.fsmonitor, core.hooksPath)";
   out.repo_dirs.push_back(g);
-  out.deny_write.push_back({paths::join(g, "hooks"), LeafType::kDir, true, "", why});
-  out.deny_write.push_back({paths::join(g, "config"), LeafType::kFile, true, "", why});
-  out.deny_write.push_back({paths::join(g, "commondir"), LeafType::kFile, true, "", why});
-  out.deny_write.push_back({paths::join(g, "config.worktree"), LeafType::kFile, true, "", why});
+  out.deny_write.push_back({paths::join(g, "hooks"), LeafType::kDir, true, "", "git runs a repository's hooks"});
+  out.deny_write.push_back({paths::join(g, "config"), LeafType::kFile, true, "", config_why});
+  out.deny_write.push_back(
+      {paths::join(g, "commondir"), LeafType::kFile, true, "", "it points git at the repository it trusts"});
+  out.deny_write.push_back({paths::join(g, "config.worktree"), LeafType::kFile, true, "", config_why});
   // git's builtin fsmonitor (core.fsmonitor=true) asks whoever listens here which files changed:
   // a sandboxed listener would tell the host's git status and git add what to see.
   out.deny_write.push_back(

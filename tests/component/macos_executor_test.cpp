@@ -69,6 +69,9 @@ struct Lab {
          "printf '{\"eventMessage\":\"Sandbox: cat(4242) deny(1) file-read-data " +
              home +
              "/.ssh/id_rsa\\\\n%s\"}\\n' \"$tag\"\n"
+             "printf '{\"eventMessage\":\"Sandbox: sh(4244) deny(1) file-write-data " +
+             home +
+             "/.bashrc\\\\n%s\"}\\n' \"$tag\"\n"
              "printf '{\"eventMessage\":\"Sandbox: cat(4243) deny(1) file-write-create "
              "/etc/other\\\\nwavebox_0123456789abcdef\"}\\n'\n"
              "printf 'not json\\n'\n"
@@ -159,8 +162,11 @@ TEST_CASE("macOS executor: the log's refusals that carry this run's tag, and onl
   Logger log;
   auto o = run_to_end(request(lab, {"true"}, 1, &log));
   REQUIRE(o.ok());
-  REQUIRE(o->violations.size() == 1);
+  REQUIRE(o->violations.size() == 2);
   CHECK(o->violations[0].line() == "deny file-read " + lab.home + "/.ssh/id_rsa");
+  // A refused write of a protected file says what protects it, as on Linux.
+  CHECK(o->violations[1].line() ==
+        "deny file-write " + lab.home + "/.bashrc (protected: bash; change it outside the sandbox)");
 }
 
 TEST_CASE("macOS executor: a log that cannot start is a warning, and the run goes on") {

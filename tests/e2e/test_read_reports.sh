@@ -112,7 +112,8 @@ check "every run reports its read" [ "$a" -eq 1 ] && [ "$b" -eq 1 ]
 # A write under a mask is a write, refused as before (the supervisor performs creations).
 run_to merged sh -c 'echo x > ~/.ssh/planted'
 check "a write under a mask is refused" [ ! -e "$HOME/.ssh/planted" ]
-check "and reported as a write" grep -qx "deny file-write $HOME/.ssh/planted" "$SCRATCH/out"
+check "and reported as a write, with what protects ~/.ssh" \
+  grep -qx "deny file-write $HOME/.ssh/planted (protected: sshd .*; change it outside the sandbox)" "$SCRATCH/out"
 
 # serve: the same report through command/exec (stdin open until it answered).
 resp=$(cd "$WS" && { printf '%s\n' \

@@ -73,4 +73,19 @@ check "a write through /proc/self/fd/N of a read-only descriptor is reported as 
 check "... and through /dev/fd/N" grep -q "deny file-write /etc/hostname (through /dev/fd/3" <<<"$OUT"
 check "a write through link/.. is reported as the path it reached" grep -q "deny file-write /usr/wb-dotdot" <<<"$OUT"
 rm -f "$WS/fifo" "$WS/lnk"
+
+# A protected file's refusal says what protects it and what to do, in the block the command's
+# caller reads (issue 19: `git remote add` failing on .git/config said only "read-only").
+git init -q "$WS/repo"
+cfg_before=$(cat "$WS/repo/.git/config")
+wb run -- sh -c 'cd repo && git remote add origin https://example.invalid/r.git; echo x > .git/hooks/pre-commit; true'
+check "a refused .git/config write names git's config and what to do" \
+  grep -q "deny file-write $WS/repo/.git/config (protected: git runs the programs a repository's config names .*; change it outside the sandbox)" <<<"$OUT"
+check "a refused hook names git's hooks" \
+  grep -q "deny file-write $WS/repo/.git/hooks/pre-commit (protected: git runs a repository's hooks; change it outside the sandbox)" <<<"$OUT"
+check "the host's .git/config is unchanged" [ "$(cat "$WS/repo/.git/config")" = "$cfg_before" ]
+check "no hook was made on the host" [ ! -e "$WS/repo/.git/hooks/pre-commit" ]
+wb run -- sh -c 'echo z > /usr/wb-plain; true'
+check "a read-only system path gets no protection reason" grep -qx "deny file-write /usr/wb-plain" <<<"$OUT"
+rm -rf "$WS/repo"
 finish

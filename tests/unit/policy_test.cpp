@@ -136,3 +136,20 @@ TEST_CASE("credential variables stay out unless passed") {
   CHECK(removed.size() == 5);
   CHECK(without_credentials({"GH_TOKEN=1"}, {"GH_TOKEN"}).size() == 1);
 }
+
+TEST_CASE("protection_reason: the deepest guard's reason, said once, with what to do") {
+  std::vector<GuardedPath> g = {
+      {"/w/.git", LeafType::kDir, true, "", ""},
+      {"/w/.git/hooks", LeafType::kDir, true, "", "git runs a repository's hooks"},
+      {"/w/.git/hooks/pre-commit", LeafType::kFile, true, "", ""},
+      {"/h/.bashrc", LeafType::kFile, true, "", "protected: bash"},
+  };
+  CHECK(protection_reason(g, "/w/.git/hooks/pre-commit") ==
+        "protected: git runs a repository's hooks; change it outside the sandbox");
+  CHECK(protection_reason(g, "/w/.git/hooks") ==
+        "protected: git runs a repository's hooks; change it outside the sandbox");
+  CHECK(protection_reason(g, "/h/.bashrc") == "protected: bash; change it outside the sandbox");
+  CHECK(protection_reason(g, "/w/.git/HEAD").empty());  // a guard without a reason says nothing
+  CHECK(protection_reason(g, "/w/.github/x").empty());  // a sibling with the same prefix is not inside
+  CHECK(protection_reason(g, "/usr/lib/x").empty());
+}
