@@ -26,9 +26,23 @@ constexpr size_t kOutputHeld = 1 << 16;  // the master is not read while this mu
 
 std::unique_ptr<Terminal> Terminal::open_for(int in, int out, int err) {
   const char* env = std::getenv("WAVEBOX_PTY");
-  if ((env && std::string(env) == "0") || in < 0 || out < 0 || !same_terminal(in, out)) return nullptr;
+  if ((env && std::string(env) == "0") || in < 0) return nullptr;
+  const bool both = out >= 0 && same_terminal(in, out);
+  // stdin alone the caller's terminal, and wavebox started as a background job of it (`cmd >
+  // log &`): handed over as it is, the command (in a session of its own, so no SIGTTIN stops
+  // it) would read what is typed for the shell. It gets a terminal of its own for stdin, which
+  // wavebox feeds only while it is the foreground job. (Started in the foreground, as for
+  // `| less`, the caller's terminal is handed over as before: wavebox reading it too would take
+  // keystrokes from the pager.)
+  const bool background = ::isatty(in) && ::tcgetpgrp(in) >= 0 && ::tcgetpgrp(in) != ::getpgrp();
+  if (!both && !background) return nullptr;
   std::unique_ptr<Terminal> t(new Terminal());
-  if (::tcgetattr(in, &t->saved_) != 0) return nullptr;
+  t->out_too_ = both;
+  // In the background the caller's modes are its shell's (readline's: no echo, no canonical
+  // lines), not the ones a job gets: they are taken once wavebox is first in the foreground,
+  // and the command's terminal keeps a new pty's sane modes.
+  if (!background && ::tcgetattr(in, &t->saved_) != 0) return nullptr;
+  t->saved_taken_ = !background;
   t->master_ = sys::Fd(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
   if (!t->master_.valid() || ::grantpt(t->master_.get()) != 0 || ::unlockpt(t->master_.get()) != 0) return nullptr;
   char name[128];
@@ -36,12 +50,15 @@ std::unique_ptr<Terminal> Terminal::open_for(int in, int out, int err) {
   t->slave_ = sys::Fd(::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC));
   if (!t->slave_.valid()) return nullptr;
   // The caller's modes and size: the command sees the terminal it would have seen.
-  (void)::tcsetattr(t->slave_.get(), TCSANOW, &t->saved_);
+  if (t->saved_taken_) (void)::tcsetattr(t->slave_.get(), TCSANOW, &t->saved_);
   int fl = ::fcntl(t->master_.get(), F_GETFL);
   if (fl < 0 || ::fcntl(t->master_.get(), F_SETFL, fl | O_NONBLOCK) != 0) return nullptr;
   // Writes to the caller's terminal through a description of our own, non-blocking (setting
   // O_NONBLOCK on the caller's descriptor would change it for the caller's shell too).
-  t->out_ = sys::Fd(::open(fmt::format("/proc/self/fd/{}", out).c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
+  // (The caller's terminal: stdout's, or stdin's own where stdout is elsewhere; the echo of
+  // what is typed goes there.)
+  t->out_ = sys::Fd(
+      ::open(fmt::format("/proc/self/fd/{}", both ? out : in).c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
   if (!t->out_.valid()) return nullptr;
   t->in_ = in;
   // Not wavebox's controlling terminal (a harness's pty handed down): no job control to follow.
@@ -65,6 +82,10 @@ void Terminal::raw() {
     const pid_t fg = ::tcgetpgrp(in_);
     if (fg < 0) return hang_up();  // the caller's terminal is gone (a background wavebox sees it here)
     if (fg != ::getpgrp()) return;
+  }
+  if (!saved_taken_) {
+    if (::tcgetattr(in_, &saved_) != 0) return;
+    saved_taken_ = true;
   }
   struct termios r = saved_;
   ::cfmakeraw(&r);

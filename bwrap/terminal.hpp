@@ -18,8 +18,9 @@ namespace wb::lnx {
 
 class Terminal {
  public:
-  // A pty with the caller's modes and size when in and out are the same terminal and
-  // WAVEBOX_PTY is not 0; null otherwise (the command then gets the caller's descriptors).
+  // A pty with the caller's modes and size when in and out are the same terminal, or when in
+  // alone is and wavebox is a background job of it (then the pty is the command's stdin only),
+  // and WAVEBOX_PTY is not 0; null otherwise (the command then gets the caller's descriptors).
   static std::unique_ptr<Terminal> open_for(int in, int out, int err);
   ~Terminal();  // the caller's modes back
   Terminal(const Terminal&) = delete;
@@ -34,6 +35,7 @@ class Terminal {
   int in() const { return hung_up_ || !to_master_.empty() || !foreground() ? -1 : in_; }
   // The caller's terminal, to write to when output waits (-1 otherwise).
   int out_waiting() const { return to_caller_.empty() ? -1 : out_.get(); }
+  bool out_too() const { return out_too_; }  // stdout is the terminal too (else stdin alone)
   bool err_too() const { return err_too_; }
   bool foreground() const;
   // The caller's terminal raw while wavebox is its foreground job (looked at again on each
@@ -59,7 +61,8 @@ class Terminal {
   sys::Fd master_, slave_;
   sys::Fd out_;  // the caller's terminal opened anew, non-blocking (its own descriptor untouched)
   int in_ = -1;
-  bool err_too_ = false, hung_up_ = false, is_raw_ = false, ctty_ = true;
+  bool out_too_ = true, err_too_ = false, hung_up_ = false, is_raw_ = false, ctty_ = true;
+  bool saved_taken_ = false;  // saved_ holds the caller's modes (taken in the foreground)
   struct termios saved_ {};
   std::string to_master_, to_caller_;
 };

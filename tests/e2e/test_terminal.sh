@@ -153,4 +153,47 @@ PY
 )
 check "a terminal nobody reads: the timeout still ends the sandbox ($out)" grep -q "^sandbox gone" <<<"$out"
 check "a terminal nobody reads: and the run is 124" grep -q "status 124$" <<<"$out"
+
+# A background run whose stdin alone is the terminal (`cmd > log &`) does not read what is typed
+# for the shell (the command is in a session of its own, where no SIGTTIN would stop it): its
+# stdin is a terminal of its own, fed only while wavebox is the foreground job. After fg, it
+# reads what is typed; the shell's terminal modes are as they were afterwards.
+T new-session -d -s bg -x 150 -y 20 "cd '$WS' && exec bash --norc --noprofile -i"
+T send-keys -t bg "PS1='outer\$ '; stty -a | grep -o -- '-*icanon\|-*echo ' > '$SCRATCH/bg-before.txt'" Enter
+T send-keys -t bg "'$WAVEBOX' run -- sh -c 'echo started > started.txt; read x; echo \"got:\$x\" > got.txt' > '$SCRATCH/bg.log' &" Enter
+for i in $(seq 1 50); do [ -e "$WS/started.txt" ] && break; sleep 0.1; done
+sleep 0.5
+T send-keys -t bg "echo typed-for-the-shell-\$((6*7))" Enter
+for i in $(seq 1 30); do T capture-pane -t bg -p | grep -q "typed-for-the-shell-42" && break; sleep 0.1; done
+check "a background run leaves what is typed to the shell" \
+  bash -c 'grep -q "typed-for-the-shell-42" <<<"$0"' "$(T capture-pane -t bg -p)"
+check "... and did not read it" [ ! -e "$WS/got.txt" ]
+T send-keys -t bg "fg" Enter
+sleep 1
+T send-keys -t bg "for-the-command" Enter
+for i in $(seq 1 30); do [ -e "$WS/got.txt" ] && break; sleep 0.1; done
+check "brought to the foreground (fg), it reads what is typed" grep -qx "got:for-the-command" "$WS/got.txt"
+T send-keys -t bg "stty -a | grep -o -- '-*icanon\|-*echo ' > '$SCRATCH/bg-after.txt'" Enter
+for i in $(seq 1 30); do [ -s "$SCRATCH/bg-after.txt" ] && break; sleep 0.1; done
+check "the shell's terminal modes are as they were" cmp -s "$SCRATCH/bg-before.txt" "$SCRATCH/bg-after.txt"
+T kill-session -t bg 2>/dev/null
+rm -f "$WS/started.txt" "$WS/got.txt"
+
+# The same with stdout on the terminal too (`cmd &`): the pty of the interactive case, whose
+# modes are taken once wavebox is in the foreground (in the background they are the shell's
+# readline modes, and `read` would wait for a newline that never comes).
+T new-session -d -s bg2 -x 150 -y 20 "cd '$WS' && exec bash --norc --noprofile -i"
+T send-keys -t bg2 "PS1='outer\$ '; '$WAVEBOX' run -- sh -c 'echo started > started.txt; read x; echo \"got:\$x\" > got.txt' &" Enter
+for i in $(seq 1 50); do [ -e "$WS/started.txt" ] && break; sleep 0.1; done
+sleep 0.5
+T send-keys -t bg2 "echo typed-for-the-shell-\$((6*7))" Enter
+for i in $(seq 1 30); do T capture-pane -t bg2 -p | grep -q "typed-for-the-shell-42" && break; sleep 0.1; done
+T send-keys -t bg2 "fg" Enter
+sleep 1
+T send-keys -t bg2 "for-the-command" Enter
+for i in $(seq 1 30); do [ -e "$WS/got.txt" ] && break; sleep 0.1; done
+check "started in the background on the terminal: after fg it reads what is typed" \
+  grep -qx "got:for-the-command" "$WS/got.txt"
+T kill-session -t bg2 2>/dev/null
+rm -f "$WS/started.txt" "$WS/got.txt"
 finish
