@@ -515,7 +515,10 @@ Status send_start_word(Launch& L, const ExecRequest& req, char what = WB_WORD_ST
     word[1] = static_cast<char>(word[1] | (1 << i));
   }
   if (what == kStandbyStart) word[0] = WB_WORD_START, word[1] = WB_START_STANDBY;
-  if (req.terminal && what == WB_WORD_START) word[1] = static_cast<char>(word[1] | WB_START_TTY);
+  // (The sandbox's terminal as the command's controlling terminal when it is its stdin.)
+  if (req.terminal && req.terminal->in_too() && what == WB_WORD_START) {
+    word[1] = static_cast<char>(word[1] | WB_START_TTY);
+  }
   if (!sys::send_fds(shim_sock, stdio, passed, word, sizeof word) && errno != EPIPE && errno != ECONNRESET) {
     return sys::sys_error("send", "the shim's socket", errno);
   }

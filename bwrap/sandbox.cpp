@@ -455,7 +455,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   std::unique_ptr<Terminal> terminal =
       run.own_terminal ? Terminal::open_for(run.stdio[0], run.stdio[1], run.stdio[2]) : nullptr;
   if (terminal) {
-    run.stdio[0] = terminal->slave();
+    if (terminal->in_too()) run.stdio[0] = terminal->slave();
     if (terminal->out_too()) run.stdio[1] = terminal->slave();
     if (terminal->err_too()) run.stdio[2] = terminal->slave();
   }

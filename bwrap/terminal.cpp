@@ -26,22 +26,31 @@ constexpr size_t kOutputHeld = 1 << 16;  // the master is not read while this mu
 
 std::unique_ptr<Terminal> Terminal::open_for(int in, int out, int err) {
   const char* env = std::getenv("WAVEBOX_PTY");
-  if ((env && std::string(env) == "0") || in < 0) return nullptr;
-  const bool both = out >= 0 && same_terminal(in, out);
-  // stdin alone the caller's terminal, and wavebox started as a background job of it (`cmd >
-  // log &`): handed over as it is, the command (in a session of its own, so no SIGTTIN stops
-  // it) would read what is typed for the shell. It gets a terminal of its own for stdin, which
-  // wavebox feeds only while it is the foreground job. (Started in the foreground, as for
-  // `| less`, the caller's terminal is handed over as before: wavebox reading it too would take
-  // keystrokes from the pager.)
-  const bool background = ::isatty(in) && ::tcgetpgrp(in) >= 0 && ::tcgetpgrp(in) != ::getpgrp();
+  if (env && std::string(env) == "0") return nullptr;
+  const bool both = in >= 0 && out >= 0 && same_terminal(in, out);
+  // The caller's terminal among the standard descriptors: stdin's, else stdout's, else stderr's.
+  int term = -1;
+  for (int fd : {in, out, err}) {
+    if (term < 0 && fd >= 0 && ::isatty(fd)) term = fd;
+  }
+  if (term < 0) return nullptr;
+  // wavebox started as a background job of that terminal (`cmd > log &`, `cmd < file &`): handed
+  // over as it is, the command (in a session of its own, so no SIGTTIN stops it) could read what
+  // is typed for the shell, through any descriptor that is the terminal. Each of them is then a
+  // terminal of its own, which wavebox feeds only while it is the foreground job. (Started in
+  // the foreground with only some of them the terminal, as for `| less`, the caller's terminal
+  // is handed over as before: wavebox reading it too would take keystrokes from the pager.)
+  const bool background = ::tcgetpgrp(term) >= 0 && ::tcgetpgrp(term) != ::getpgrp();
   if (!both && !background) return nullptr;
   std::unique_ptr<Terminal> t(new Terminal());
-  t->out_too_ = both;
+  t->term_ = term;
+  t->in_too_ = in >= 0 && same_terminal(in, term);
+  t->out_too_ = out >= 0 && same_terminal(out, term);
+  t->err_too_ = err >= 0 && same_terminal(err, term);
   // In the background the caller's modes are its shell's (readline's: no echo, no canonical
   // lines), not the ones a job gets: they are taken once wavebox is first in the foreground,
   // and the command's terminal keeps a new pty's sane modes.
-  if (!background && ::tcgetattr(in, &t->saved_) != 0) return nullptr;
+  if (!background && ::tcgetattr(term, &t->saved_) != 0) return nullptr;
   t->saved_taken_ = !background;
   t->master_ = sys::Fd(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
   if (!t->master_.valid() || ::grantpt(t->master_.get()) != 0 || ::unlockpt(t->master_.get()) != 0) return nullptr;
@@ -54,16 +63,15 @@ std::unique_ptr<Terminal> Terminal::open_for(int in, int out, int err) {
   int fl = ::fcntl(t->master_.get(), F_GETFL);
   if (fl < 0 || ::fcntl(t->master_.get(), F_SETFL, fl | O_NONBLOCK) != 0) return nullptr;
   // Writes to the caller's terminal through a description of our own, non-blocking (setting
-  // O_NONBLOCK on the caller's descriptor would change it for the caller's shell too).
-  // (The caller's terminal: stdout's, or stdin's own where stdout is elsewhere; the echo of
-  // what is typed goes there.)
-  t->out_ = sys::Fd(
-      ::open(fmt::format("/proc/self/fd/{}", both ? out : in).c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
+  // O_NONBLOCK on the caller's descriptor would change it for the caller's shell too). The
+  // command's output goes there, and the echo of what is typed.
+  t->out_ =
+      sys::Fd(::open(fmt::format("/proc/self/fd/{}", term).c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
   if (!t->out_.valid()) return nullptr;
-  t->in_ = in;
+  // What is typed is read only for a command whose stdin is the sandbox's terminal.
+  t->in_ = t->in_too_ ? in : -1;
   // Not wavebox's controlling terminal (a harness's pty handed down): no job control to follow.
-  t->ctty_ = ::tcgetpgrp(in) >= 0;
-  t->err_too_ = err >= 0 && same_terminal(in, err);
+  t->ctty_ = ::tcgetpgrp(term) >= 0;
   t->resize();
   return t;
 }
@@ -73,34 +81,35 @@ Terminal::~Terminal() {
 }
 
 bool Terminal::foreground() const {
-  return !ctty_ || ::tcgetpgrp(in_) == ::getpgrp();
+  return !ctty_ || ::tcgetpgrp(term_) == ::getpgrp();
 }
 
 void Terminal::raw() {
-  if (is_raw_ || hung_up_) return;
+  // (Raw only to pass what is typed through: a terminal for output alone is left as it is.)
+  if (is_raw_ || hung_up_ || !in_too_) return;
   if (ctty_) {
-    const pid_t fg = ::tcgetpgrp(in_);
+    const pid_t fg = ::tcgetpgrp(term_);
     if (fg < 0) return hang_up();  // the caller's terminal is gone (a background wavebox sees it here)
     if (fg != ::getpgrp()) return;
   }
   if (!saved_taken_) {
-    if (::tcgetattr(in_, &saved_) != 0) return;
+    if (::tcgetattr(term_, &saved_) != 0) return;
     saved_taken_ = true;
   }
   struct termios r = saved_;
   ::cfmakeraw(&r);
-  if (::tcsetattr(in_, TCSANOW, &r) == 0) is_raw_ = true;
+  if (::tcsetattr(term_, TCSANOW, &r) == 0) is_raw_ = true;
 }
 
 void Terminal::restore() {
   if (!is_raw_) return;
-  (void)::tcsetattr(in_, TCSADRAIN, &saved_);
+  (void)::tcsetattr(term_, TCSADRAIN, &saved_);
   is_raw_ = false;
 }
 
 void Terminal::resize() {
   struct winsize ws;
-  if (master_.valid() && ::ioctl(in_, TIOCGWINSZ, &ws) == 0) (void)::ioctl(master_.get(), TIOCSWINSZ, &ws);
+  if (master_.valid() && ::ioctl(term_, TIOCGWINSZ, &ws) == 0) (void)::ioctl(master_.get(), TIOCSWINSZ, &ws);
 }
 
 // The caller's terminal is gone (the window closed): so is the sandbox's, as a terminal
@@ -123,7 +132,7 @@ void Terminal::from_caller() {
   if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
   // EIO in the background is not an end (the loop no longer reads then); a terminal whose
   // foreground cannot be told any more, or a read of 0 while raw, is a hang-up.
-  if (n < 0 && errno == EIO && ctty_ && ::tcgetpgrp(in_) >= 0) return;
+  if (n < 0 && errno == EIO && ctty_ && ::tcgetpgrp(term_) >= 0) return;
   if (n == 0 && !is_raw_ && foreground()) {
     // Ctrl-D while the terminal was still cooked (just brought back with fg): passed on.
     struct termios t {};

@@ -18,9 +18,10 @@ namespace wb::lnx {
 
 class Terminal {
  public:
-  // A pty with the caller's modes and size when in and out are the same terminal, or when in
-  // alone is and wavebox is a background job of it (then the pty is the command's stdin only),
-  // and WAVEBOX_PTY is not 0; null otherwise (the command then gets the caller's descriptors).
+  // A pty with the caller's modes and size when in and out are the same terminal, or when any
+  // of the three is a terminal wavebox is a background job of (the pty then stands for each of
+  // them that is), and WAVEBOX_PTY is not 0; null otherwise (the command then gets the caller's
+  // descriptors).
   static std::unique_ptr<Terminal> open_for(int in, int out, int err);
   ~Terminal();  // the caller's modes back
   Terminal(const Terminal&) = delete;
@@ -32,10 +33,13 @@ class Terminal {
   // The caller's terminal, to read from: -1 after its hang-up, while what was typed waits for
   // the sandbox's terminal, or while wavebox is not its foreground job (a background job
   // reading it would take what the user types for the shell).
-  int in() const { return hung_up_ || !to_master_.empty() || !foreground() ? -1 : in_; }
+  int in() const { return in_ < 0 || hung_up_ || !to_master_.empty() || !foreground() ? -1 : in_; }
   // The caller's terminal, to write to when output waits (-1 otherwise).
   int out_waiting() const { return to_caller_.empty() ? -1 : out_.get(); }
-  bool out_too() const { return out_too_; }  // stdout is the terminal too (else stdin alone)
+  // Which of the command's standard descriptors are the sandbox's terminal (those that were the
+  // caller's). With stdin among them it is the command's controlling terminal.
+  bool in_too() const { return in_too_; }
+  bool out_too() const { return out_too_; }
   bool err_too() const { return err_too_; }
   bool foreground() const;
   // The caller's terminal raw while wavebox is its foreground job (looked at again on each
@@ -43,7 +47,7 @@ class Terminal {
   void raw();
   void restore();
   // Whether the loop should look again soon: input is relayed, and the terminal is not raw yet.
-  bool waiting_for_foreground() const { return !hung_up_ && !is_raw_; }
+  bool waiting_for_foreground() const { return in_too_ && !hung_up_ && !is_raw_; }
   void resize();  // the caller's window size to the sandbox's terminal (after SIGWINCH)
   bool pending_input() const { return !to_master_.empty(); }
   bool wants_output() const { return master_.valid() && to_caller_.size() < (1u << 16); }
@@ -59,9 +63,10 @@ class Terminal {
   Terminal() = default;
   void hang_up();
   sys::Fd master_, slave_;
-  sys::Fd out_;  // the caller's terminal opened anew, non-blocking (its own descriptor untouched)
-  int in_ = -1;
-  bool out_too_ = true, err_too_ = false, hung_up_ = false, is_raw_ = false, ctty_ = true;
+  sys::Fd out_;    // the caller's terminal opened anew, non-blocking (its own descriptor untouched)
+  int in_ = -1;    // the caller's terminal to read from (-1: the command's stdin is not the terminal)
+  int term_ = -1;  // the caller's terminal: its foreground, modes and size
+  bool in_too_ = true, out_too_ = true, err_too_ = false, hung_up_ = false, is_raw_ = false, ctty_ = true;
   bool saved_taken_ = false;  // saved_ holds the caller's modes (taken in the foreground)
   struct termios saved_ {};
   std::string to_master_, to_caller_;

@@ -154,46 +154,58 @@ PY
 check "a terminal nobody reads: the timeout still ends the sandbox ($out)" grep -q "^sandbox gone" <<<"$out"
 check "a terminal nobody reads: and the run is 124" grep -q "status 124$" <<<"$out"
 
-# A background run whose stdin alone is the terminal (`cmd > log &`) does not read what is typed
-# for the shell (the command is in a session of its own, where no SIGTTIN would stop it): its
-# stdin is a terminal of its own, fed only while wavebox is the foreground job. After fg, it
-# reads what is typed; the shell's terminal modes are as they were afterwards.
-T new-session -d -s bg -x 150 -y 20 "cd '$WS' && exec bash --norc --noprofile -i"
-T send-keys -t bg "PS1='outer\$ '; stty -a | grep -o -- '-*icanon\|-*echo ' > '$SCRATCH/bg-before.txt'" Enter
-T send-keys -t bg "'$WAVEBOX' run -- sh -c 'echo started > started.txt; read x; echo \"got:\$x\" > got.txt' > '$SCRATCH/bg.log' &" Enter
-for i in $(seq 1 50); do [ -e "$WS/started.txt" ] && break; sleep 0.1; done
-sleep 0.5
-T send-keys -t bg "echo typed-for-the-shell-\$((6*7))" Enter
-for i in $(seq 1 30); do T capture-pane -t bg -p | grep -q "typed-for-the-shell-42" && break; sleep 0.1; done
-check "a background run leaves what is typed to the shell" \
+# Background runs (`cmd > log &`, `cmd &`, `cmd < file &`): the command is in a session of its
+# own, where no SIGTTIN would stop it reading the caller's terminal, so each standard descriptor
+# that is the terminal is a terminal of the sandbox's own, fed only while wavebox is the
+# foreground job. bg_start SESSION REDIRECTIONS READ: starts in a fresh shell a run that says it
+# started, then reads a line (READ: "" for stdin, "<&1" for stdout) into got.txt; then types a
+# line for the shell and waits until the shell ran it.
+bg_start() {
+  rm -f "$WS/started.txt" "$WS/got.txt"
+  T new-session -d -s "$1" -x 150 -y 20 "cd '$WS' && exec bash --norc --noprofile -i"
+  T send-keys -t "$1" "PS1='outer\$ '; stty -a | grep -o -- '-*icanon\|-*echo ' > '$SCRATCH/$1-before.txt'" Enter
+  T send-keys -t "$1" "'$WAVEBOX' run -- sh -c 'echo printed-by-\$((3*4)); echo started > started.txt; read x $3; echo \"got:\$x\" > got.txt' $2 &" Enter
+  for i in $(seq 1 50); do [ -e "$WS/started.txt" ] && break; sleep 0.1; done
+  sleep 0.5
+  T send-keys -t "$1" "echo typed-for-the-shell-\$((6*7))" Enter
+  for i in $(seq 1 30); do T capture-pane -t "$1" -p | grep -q "typed-for-the-shell-42" && break; sleep 0.1; done
+}
+# fg, then a line typed for the command; waits for got.txt.
+bg_fg_type() {
+  T send-keys -t "$1" "fg" Enter
+  sleep 1
+  T send-keys -t "$1" "for-the-command" Enter
+  for i in $(seq 1 30); do [ -e "$WS/got.txt" ] && break; sleep 0.1; done
+}
+
+bg_start bg "> '$SCRATCH/bg.log'" ""
+check "stdin alone the terminal: a background run leaves what is typed to the shell" \
   bash -c 'grep -q "typed-for-the-shell-42" <<<"$0"' "$(T capture-pane -t bg -p)"
 check "... and did not read it" [ ! -e "$WS/got.txt" ]
-T send-keys -t bg "fg" Enter
-sleep 1
-T send-keys -t bg "for-the-command" Enter
-for i in $(seq 1 30); do [ -e "$WS/got.txt" ] && break; sleep 0.1; done
-check "brought to the foreground (fg), it reads what is typed" grep -qx "got:for-the-command" "$WS/got.txt"
+bg_fg_type bg
+check "... brought to the foreground (fg), it reads what is typed" grep -qx "got:for-the-command" "$WS/got.txt"
 T send-keys -t bg "stty -a | grep -o -- '-*icanon\|-*echo ' > '$SCRATCH/bg-after.txt'" Enter
 for i in $(seq 1 30); do [ -s "$SCRATCH/bg-after.txt" ] && break; sleep 0.1; done
-check "the shell's terminal modes are as they were" cmp -s "$SCRATCH/bg-before.txt" "$SCRATCH/bg-after.txt"
+check "... the shell's terminal modes are as they were" cmp -s "$SCRATCH/bg-before.txt" "$SCRATCH/bg-after.txt"
 T kill-session -t bg 2>/dev/null
-rm -f "$WS/started.txt" "$WS/got.txt"
 
-# The same with stdout on the terminal too (`cmd &`): the pty of the interactive case, whose
-# modes are taken once wavebox is in the foreground (in the background they are the shell's
-# readline modes, and `read` would wait for a newline that never comes).
-T new-session -d -s bg2 -x 150 -y 20 "cd '$WS' && exec bash --norc --noprofile -i"
-T send-keys -t bg2 "PS1='outer\$ '; '$WAVEBOX' run -- sh -c 'echo started > started.txt; read x; echo \"got:\$x\" > got.txt' &" Enter
-for i in $(seq 1 50); do [ -e "$WS/started.txt" ] && break; sleep 0.1; done
-sleep 0.5
-T send-keys -t bg2 "echo typed-for-the-shell-\$((6*7))" Enter
-for i in $(seq 1 30); do T capture-pane -t bg2 -p | grep -q "typed-for-the-shell-42" && break; sleep 0.1; done
-T send-keys -t bg2 "fg" Enter
-sleep 1
-T send-keys -t bg2 "for-the-command" Enter
-for i in $(seq 1 30); do [ -e "$WS/got.txt" ] && break; sleep 0.1; done
-check "started in the background on the terminal: after fg it reads what is typed" \
+# All three on the terminal (`cmd &`): the pty of the interactive case, whose modes are taken
+# once wavebox is in the foreground (in the background they are the shell's readline modes,
+# and `read` would wait for a newline that never comes).
+bg_start bg2 "" ""
+bg_fg_type bg2
+check "all on the terminal, started in the background: after fg it reads what is typed" \
   grep -qx "got:for-the-command" "$WS/got.txt"
 T kill-session -t bg2 2>/dev/null
+
+# stdin elsewhere, stdout and stderr the terminal (`cmd < /dev/null &`): a terminal descriptor
+# is open for reading and writing, so stdout could be read. A terminal for output alone: what
+# the command prints appears, reading it gets nothing typed for the shell.
+bg_start bg3 "< /dev/null" "<&1"
+screen=$(T capture-pane -t bg3 -p)
+check "stdout on the terminal, in the background: the shell gets what is typed" grep -q "typed-for-the-shell-42" <<<"$screen"
+check "... the command's output appears" grep -q "printed-by-12" <<<"$screen"
+check "... and reading stdout got nothing typed" bash -c '! grep -q typed "$0/got.txt" 2>/dev/null' "$WS"
+T kill-session -t bg3 2>/dev/null
 rm -f "$WS/started.txt" "$WS/got.txt"
 finish
