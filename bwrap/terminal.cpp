@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -15,10 +17,35 @@
 namespace wb::lnx {
 namespace {
 
-bool same_terminal(int a, int b) {
-  struct stat sa, sb;
-  return ::isatty(a) && ::isatty(b) && ::fstat(a, &sa) == 0 && ::fstat(b, &sb) == 0 && sa.st_rdev == sb.st_rdev;
+// The terminal a descriptor reaches: the device /dev/tty or /dev/console stand for (TIOCGDEV),
+// not their own numbers, so that a descriptor opened through /dev/tty counts as the terminal.
+dev_t terminal_device(int fd) {
+  unsigned int dev = 0;
+  if (::ioctl(fd, TIOCGDEV, &dev) == 0) return static_cast<dev_t>(dev);
+  struct stat st;
+  return ::fstat(fd, &st) == 0 ? st.st_rdev : 0;
 }
+
+bool same_terminal(int a, int b) {
+  return ::isatty(a) && ::isatty(b) && terminal_device(a) == terminal_device(b) && terminal_device(a) != 0;
+}
+
+// wavebox's own writes and mode changes on the caller's terminal never stop it: in the
+// background with `stty tostop`, the kernel would stop a writer with SIGTTOU (and with it the
+// timeout and the command's end), unless the signal is blocked, when the write goes through,
+// as the command's own writes did when it held the terminal itself.
+struct TtouBlocked {
+  TtouBlocked() {
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGTTOU);
+    ::pthread_sigmask(SIG_BLOCK, &s, &old);
+  }
+  ~TtouBlocked() { ::pthread_sigmask(SIG_SETMASK, &old, nullptr); }
+  TtouBlocked(const TtouBlocked&) = delete;
+  TtouBlocked& operator=(const TtouBlocked&) = delete;
+  sigset_t old;
+};
 
 constexpr size_t kOutputHeld = 1 << 16;  // the master is not read while this much waits (wants_output)
 
@@ -28,10 +55,12 @@ std::unique_ptr<Terminal> Terminal::open_for(int in, int out, int err) {
   const char* env = std::getenv("WAVEBOX_PTY");
   if (env && std::string(env) == "0") return nullptr;
   const bool both = in >= 0 && out >= 0 && same_terminal(in, out);
-  // The caller's terminal among the standard descriptors: stdin's, else stdout's, else stderr's.
-  int term = -1;
+  // The caller's terminal among the standard descriptors: stdin's when stdin and stdout are one
+  // terminal, else the first that is wavebox's controlling terminal (another terminal handed
+  // to the command, `< /dev/pts/N`, is the command's business).
+  int term = both ? in : -1;
   for (int fd : {in, out, err}) {
-    if (term < 0 && fd >= 0 && ::isatty(fd)) term = fd;
+    if (term < 0 && fd >= 0 && ::isatty(fd) && ::tcgetpgrp(fd) >= 0) term = fd;
   }
   if (term < 0) return nullptr;
   // wavebox started as a background job of that terminal (`cmd > log &`, `cmd < file &`): handed
@@ -98,11 +127,13 @@ void Terminal::raw() {
   }
   struct termios r = saved_;
   ::cfmakeraw(&r);
+  TtouBlocked quiet;
   if (::tcsetattr(term_, TCSANOW, &r) == 0) is_raw_ = true;
 }
 
 void Terminal::restore() {
   if (!is_raw_) return;
+  TtouBlocked quiet;
   (void)::tcsetattr(term_, TCSADRAIN, &saved_);
   is_raw_ = false;
 }
@@ -162,6 +193,8 @@ void Terminal::from_master() {
 }
 
 void Terminal::to_caller() {
+  if (to_caller_.empty()) return;
+  TtouBlocked quiet;
   while (!to_caller_.empty()) {
     ssize_t w = ::write(out_.get(), to_caller_.data(), to_caller_.size());
     if (w < 0 && errno == EINTR) continue;

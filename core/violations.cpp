@@ -61,7 +61,11 @@ std::string block_quote(std::string_view s) {
 }
 
 std::string Violation::line() const {
-  std::string out = fmt::format("deny {} {}", operation, block_quote(target));
+  // The target's "(" as \x28 too: the only parenthesis in a line opens wavebox's own reason, so
+  // a file named "x (protected: ...; change it outside the sandbox: ...)" cannot forge one.
+  std::string t;
+  for (char c : block_quote(target)) t += c == '(' ? std::string("\\x28") : std::string(1, c);
+  std::string out = fmt::format("deny {} {}", operation, t);
   if (!reason.empty()) out += fmt::format(" ({})", block_quote(reason));
   return out;
 }

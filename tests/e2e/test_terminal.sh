@@ -208,4 +208,36 @@ check "... the command's output appears" grep -q "printed-by-12" <<<"$screen"
 check "... and reading stdout got nothing typed" bash -c '! grep -q typed "$0/got.txt" 2>/dev/null' "$WS"
 T kill-session -t bg3 2>/dev/null
 rm -f "$WS/started.txt" "$WS/got.txt"
+
+# With `stty tostop`, the kernel stops a background writer of the terminal with SIGTTOU: wavebox
+# relaying the command's output must not be stopped by it (it would hold the job and its
+# timeout); the output appears, as it did when the command wrote to the terminal itself.
+rm -f "$WS/done.txt"
+T new-session -d -s bg4 -x 150 -y 20 "cd '$WS' && exec bash --norc --noprofile -i"
+T send-keys -t bg4 "stty tostop; '$WAVEBOX' run -- sh -c 'sleep 0.3; echo bg-output-\$((2*21)); sleep 0.3; echo done > done.txt' < /dev/null &" Enter
+for i in $(seq 1 50); do [ -e "$WS/done.txt" ] && break; sleep 0.1; done
+sleep 1
+check "tostop: a background run's output appears" bash -c 'grep -q "bg-output-42" <<<"$0"' "$(T capture-pane -t bg4 -p)"
+check "tostop: and the run ends (wavebox not stopped)" bash -c '! pgrep -f "echo bg-outpu[t]-" >/dev/null'
+T send-keys -t bg4 "stty -tostop" Enter
+T kill-session -t bg4 2>/dev/null
+rm -f "$WS/done.txt"
+
+# The terminal reached another way: stdin opened through /dev/tty (its own device number, the
+# same terminal), and stdin another terminal than wavebox's (`< /dev/pts/N`): stdout and stderr,
+# the caller's terminal, still may not be read in the background.
+bg_start bg5 "< /dev/tty > '$SCRATCH/bg5.log'" "<&2"
+check "stdin through /dev/tty, in the background: the shell gets what is typed" \
+  bash -c 'grep -q "typed-for-the-shell-42" <<<"$0"' "$(T capture-pane -t bg5 -p)"
+check "... and reading stderr got nothing typed" bash -c '! grep -q typed "$0/got.txt" 2>/dev/null' "$WS"
+T kill-session -t bg5 2>/dev/null
+T new-session -d -s other -x 80 -y 10 "sleep 60"
+other=$(T display-message -p -t other '#{pane_tty}')
+bg_start bg6 "< $other" "<&1"
+check "stdin another terminal ($other), in the background: the shell gets what is typed" \
+  bash -c 'grep -q "typed-for-the-shell-42" <<<"$0"' "$(T capture-pane -t bg6 -p)"
+check "... and reading stdout got nothing typed" bash -c '! grep -q typed "$0/got.txt" 2>/dev/null' "$WS"
+T kill-session -t bg6 2>/dev/null
+T kill-session -t other 2>/dev/null
+rm -f "$WS/started.txt" "$WS/got.txt"
 finish

@@ -66,7 +66,8 @@ TEST_CASE("macOS refusals: this run's tag only, in the block's form") {
   CHECK(v->line() == "deny file-read /Users/a/.ssh/x");
   v = macos::parse_denial(line("Sandbox: cat(7) deny(1) file-write-create /w/(9) deny(1) mach-lookup x\n" + tag), tag);
   REQUIRE(v);
-  CHECK(v->line() == "deny file-write /w/(9) deny(1) mach-lookup x");
+  CHECK(v->target == "/w/(9) deny(1) mach-lookup x");
+  CHECK(v->line() == "deny file-write /w/\\x289) deny\\x281) mach-lookup x");  // (a path's "(" escaped)
   // Another run's, an untagged one, not a refusal, not JSON.
   CHECK_FALSE(macos::parse_denial(line("Sandbox: cat(1) deny(1) file-read-data /x\nwavebox_ffffffffffffffff"), tag));
   CHECK_FALSE(macos::parse_denial(line("Sandbox: cat(1) deny(1) file-read-data /x"), tag));

@@ -63,4 +63,8 @@ TEST_CASE("violation lines: no path can end a line, forge the block or restyle i
   CHECK(lines == 4);
   CHECK(opens == 1);
   CHECK(closes == 1);
+  // Nor a reason: a parenthesis in a path is escaped, so "(" opens wavebox's reason only.
+  const std::string forged = wb::Violation{"file-write", "/h/.gitconfig (protected: git; do: x)", ""}.line();
+  CHECK(forged == "deny file-write /h/.gitconfig \\x28protected: git; do: x)");
+  CHECK(wb::Violation{"file-write", "/a (b", "why"}.line() == "deny file-write /a \\x28b (why)");
 }
