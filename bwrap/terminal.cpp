@@ -89,6 +89,15 @@ std::unique_ptr<Terminal> Terminal::open_for(int in, int out, int err) {
   if (!t->slave_.valid()) return nullptr;
   // The caller's modes and size: the command sees the terminal it would have seen.
   if (t->saved_taken_) (void)::tcsetattr(t->slave_.get(), TCSANOW, &t->saved_);
+  if (!t->in_too_) {
+    // Output alone: the caller's terminal, never made raw, does the output processing (a "\n"
+    // becomes "\r\n" there once, as when the command wrote to it itself, not twice).
+    struct termios m {};
+    if (::tcgetattr(t->slave_.get(), &m) == 0) {
+      m.c_oflag &= static_cast<tcflag_t>(~OPOST);
+      (void)::tcsetattr(t->slave_.get(), TCSANOW, &m);
+    }
+  }
   int fl = ::fcntl(t->master_.get(), F_GETFL);
   if (fl < 0 || ::fcntl(t->master_.get(), F_SETFL, fl | O_NONBLOCK) != 0) return nullptr;
   // Writes to the caller's terminal through a description of our own, non-blocking (setting

@@ -240,4 +240,31 @@ check "... and reading stdout got nothing typed" bash -c '! grep -q typed "$0/go
 T kill-session -t bg6 2>/dev/null
 T kill-session -t other 2>/dev/null
 rm -f "$WS/started.txt" "$WS/got.txt"
+
+# Output alone through the sandbox's terminal reaches the caller's as the command wrote it: a
+# line ends "\r\n" once (the caller's terminal converts), not "\r\r\n".
+crlf=$(cd "$WS" && timeout 30 python3 - "$WAVEBOX" <<'PY'
+import os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv("/bin/bash", ["bash", "--norc", "--noprofile", "-i"])
+def read_for(t):
+    out, end = b"", time.time() + t
+    while time.time() < end:
+        if select.select([fd], [], [], 0.1)[0]:
+            try:
+                out += os.read(fd, 65536)
+            except OSError:
+                break
+    return out
+read_for(0.5)
+os.write(fd, (sys.argv[1] + " run -- sh -c 'sleep 0.3; echo line-$((40+2))' < /dev/null &\n").encode())
+out = read_for(2.5)
+os.write(fd, b"exit\n")
+read_for(0.5)
+i = out.find(b"line-42")
+print(repr(out[i:i + 11]) if i >= 0 else "missing")
+PY
+)
+check "output alone through the sandbox's terminal: one \\r\\n per line ($crlf)" [ "$crlf" = "b'line-42\\r\\n'" ]
 finish
