@@ -27,7 +27,9 @@ dev_t terminal_device(int fd) {
 }
 
 bool same_terminal(int a, int b) {
-  return ::isatty(a) && ::isatty(b) && terminal_device(a) == terminal_device(b) && terminal_device(a) != 0;
+  if (!::isatty(a) || !::isatty(b)) return false;
+  const dev_t d = terminal_device(a);
+  return d != 0 && d == terminal_device(b);
 }
 
 // wavebox's own writes and mode changes on the caller's terminal never stop it: in the
@@ -69,7 +71,8 @@ std::unique_ptr<Terminal> Terminal::open_for(int in, int out, int err) {
   // terminal of its own, which wavebox feeds only while it is the foreground job. (Started in
   // the foreground with only some of them the terminal, as for `| less`, the caller's terminal
   // is handed over as before: wavebox reading it too would take keystrokes from the pager.)
-  const bool background = ::tcgetpgrp(term) >= 0 && ::tcgetpgrp(term) != ::getpgrp();
+  const pid_t fg = ::tcgetpgrp(term);
+  const bool background = fg >= 0 && fg != ::getpgrp();
   if (!both && !background) return nullptr;
   std::unique_ptr<Terminal> t(new Terminal());
   t->term_ = term;
@@ -109,7 +112,7 @@ std::unique_ptr<Terminal> Terminal::open_for(int in, int out, int err) {
   // What is typed is read only for a command whose stdin is the sandbox's terminal.
   t->in_ = t->in_too_ ? in : -1;
   // Not wavebox's controlling terminal (a harness's pty handed down): no job control to follow.
-  t->ctty_ = ::tcgetpgrp(term) >= 0;
+  t->ctty_ = fg >= 0;
   t->resize();
   return t;
 }
