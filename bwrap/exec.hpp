@@ -73,6 +73,12 @@ Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std
                                              const std::vector<std::string>& env, const Logger& log,
                                              const std::vector<int>& join = {}, bool net_config_later = false);
 Status send_net_config(Launch& L, const std::vector<std::string>& env);
+// A launch the launcher started before wavebox-core was loaded (bwrap/shim/wire.h,
+// WB_ENV_EARLY_LAUNCH): its keeper (our child: the launcher became this process) and its
+// descriptors in wb_early_fd order, each checked for what it must be before any is taken (a
+// keeper not taken ends with this process, by its parent-death signal).
+Result<std::unique_ptr<Launch>> adopt_launch(pid_t keeper, const int fds[], bool relay_stderr,
+                                             const std::vector<std::string>& env, const Logger& log);
 // The keeper's WB_WORD_NET_CONFIG message for env's WB_ENV_TCP_* entries ("" when it cannot be one).
 std::string encode_net_config(const std::vector<std::string>& env);
 

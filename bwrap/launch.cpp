@@ -236,6 +236,48 @@ Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std
   return L;
 }
 
+Result<std::unique_ptr<Launch>> adopt_launch(pid_t keeper, const int fds[], bool relay_stderr,
+                                             const std::vector<std::string>& env, const Logger& log) {
+  auto L = std::make_unique<Launch>();
+  L->log = &log;
+  L->env = env;
+  L->relay_command_stderr = relay_stderr;
+  Fd* slot[WB_EARLY_FDS] = {};
+  slot[WB_EARLY_STATUS_RD] = &L->status_rd;
+  slot[WB_EARLY_STATUS_WR] = &L->status_wr;
+  slot[WB_EARLY_ARGS_WR] = &L->args_wr;
+  slot[WB_EARLY_ERR_RD] = &L->err_rd;
+  slot[WB_EARLY_ERR_WR] = &L->err_wr;
+  slot[WB_EARLY_OBS] = &L->obs_ours;
+  slot[WB_EARLY_FILTER] = &L->filter;
+  slot[WB_EARLY_SPEC] = &L->spec;
+  slot[WB_EARLY_MOUNTS] = &L->mounts;
+  slot[WB_EARLY_CONTROL] = &L->child.control;
+  slot[WB_EARLY_ERROR_PIPE] = &L->child.error_pipe;
+  bool ok = keeper > 0;
+  for (int i = 0; i < WB_EARLY_FDS; ++i) {
+    // Each number once, above the standard descriptors, and of the kind it must be.
+    for (int j = 0; j < i; ++j) ok = ok && fds[j] != fds[i];
+    struct stat st;
+    ok = ok && fds[i] > 2 && ::fstat(fds[i], &st) == 0 && ::fcntl(fds[i], F_SETFD, FD_CLOEXEC) == 0;
+    if (!ok) break;
+    const bool sock = i == WB_EARLY_OBS || i == WB_EARLY_CONTROL;
+    const bool file = i == WB_EARLY_FILTER || i == WB_EARLY_SPEC || i == WB_EARLY_MOUNTS;
+    ok = sock ? S_ISSOCK(st.st_mode) : file ? S_ISREG(st.st_mode) : S_ISFIFO(st.st_mode);
+  }
+  if (!ok) return make_error(ErrorKind::kSandboxFailed, "the launcher's sandbox: a descriptor is not what it must be");
+  for (int i = 0; i < WB_EARLY_FDS; ++i) slot[i]->reset(fds[i]);
+  // The keeper must be our own child (waitid answers ECHILD for any other process).
+  siginfo_t si{};
+  if (::waitid(P_PID, static_cast<id_t>(keeper), &si, WEXITED | WNOHANG | WNOWAIT) != 0) {
+    return sys::sys_error("waitid", "the launcher's keeper", errno);
+  }
+  L->child.pid = keeper;
+  L->keeper_pidfd = Fd(static_cast<int>(::syscall(SYS_pidfd_open, keeper, 0)));
+  log.timing("keeper started by the launcher");
+  return L;
+}
+
 std::string encode_net_config(const std::vector<std::string>& env) {
   std::string payload;
   for (const auto& kv : env) {

@@ -1,4 +1,8 @@
 // wavebox: run a shell command in an OS sandbox. Argument parsing (CLI11) lives only here.
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstring>
@@ -8,6 +12,7 @@
 #include "cli/options.hpp"
 #include "core/log.hpp"
 #include "core/sys/fs.hpp"
+#include "engine/engine.hpp"
 #include "macos/helper.hpp"
 #include "macos/plan.hpp"
 
@@ -64,10 +69,17 @@ CLI::App* g_app = nullptr;
 int main(int argc, char** argv) {
   // Inside a macOS sandbox: wavebox as its own helper (macos/helper.hpp), before anything else.
   if (argc > 1 && std::strcmp(argv[1], wb::macos::kHelperArg) == 0) return wb::macos::helper_main(argc, argv);
+  // The launcher's sandbox (the `wavebox` a user runs started it and became this process): its
+  // record leaves the environment before anything reads or copies it.
+  const std::string inherited = wb::engine::take_inherited_launch();
+  // Named as the program the user ran (ps, pgrep -x, killall see "wavebox", not "wavebox-core").
+#ifdef __linux__
+  ::prctl(PR_SET_NAME, "wavebox", 0, 0, 0);
+#endif
   wb::sys::hold_standard_fds();
   // A run's sandbox starts now, while the options and settings are read (cmd_run takes it;
   // whatever way main returns without it, --help or a bad option, drops it).
-  if (argc > 1 && std::strcmp(argv[1], "run") == 0) wb::cli::start_run_early();
+  if (argc > 1 && std::strcmp(argv[1], "run") == 0) wb::cli::start_run_early(inherited);
   struct DropEarly {
     ~DropEarly() { wb::cli::drop_run_early(); }
   } drop_early;

@@ -33,8 +33,8 @@ struct Options {
 std::string command_string(const Options& o);
 // `wavebox run`: the sandbox's keeper and bwrap are started first thing (before the options are
 // parsed), for cmd_run to take or drop.
-void start_run_early();
-void drop_run_early();  // when cmd_run does not run after all
+void start_run_early(const std::string& inherited);  // engine::take_inherited_launch's
+void drop_run_early();                               // when cmd_run does not run after all
 int cmd_run(const Options& o);
 int cmd_decide(const Options& o);
 int cmd_connect(const std::string& host, int port);

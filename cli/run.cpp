@@ -212,11 +212,11 @@ void drop_run_early() {
 
 // Before the options are parsed (-v is not known yet: quiet). (On a thread of its own it was
 // measured no faster: on two cores the keeper and bwrap take the other one either way.)
-void start_run_early() {
+void start_run_early(const std::string& inherited) {
   static const auto* quiet = new Logger();
   int stdio[3];
   for (int i = 0; i < 3; ++i) stdio[i] = sys::standard_fd_given(i) ? i : -1;
-  early_slot() = engine::start_early(stdio, *quiet);
+  early_slot() = engine::start_early(stdio, *quiet, inherited);
 }
 
 int cmd_run(const Options& o) {

@@ -15,10 +15,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
 #include "bwrap/plan.hpp"
+#include "bwrap/prepared.hpp"
 #include "bwrap/sandbox.hpp"
 #include "bwrap/shim/wire.h"
 #include "core/domain.hpp"
@@ -164,7 +167,7 @@ Result<bool> decide_sandboxed(const RunRequest& req, const Availability& avail, 
 }  // namespace
 
 // The keeper's and bwrap's own PATH (never the caller's: a directory the sandbox may write).
-constexpr const char* kLaunchPath = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
+constexpr const char* kLaunchPath = WB_LAUNCH_PATH;
 
 // What the keeper and bwrap start with, outside the sandbox: nothing of the request's (its
 // LD_PRELOAD, a caller's library path) — the command's own environment comes with bwrap's
@@ -217,6 +220,10 @@ Result<PolicyContext> policy_context(const RunRequest& req, const sys::StateDir&
     std::string exe(self, static_cast<size_t>(n));
     ctx.program_files.push_back(exe);
     ctx.program_files.push_back(paths::join(paths::parent(exe), "wavebox-shim"));
+    // The launcher that becomes this program (launcher/): next to it in a build tree, in bin/
+    // beside libexec/wavebox/ once installed.
+    ctx.program_files.push_back(paths::join(paths::parent(exe), "wavebox"));
+    ctx.program_files.push_back(paths::normalize(paths::parent(exe) + "/../../bin/wavebox"));
     if (std::string shim = lnx::shim_path(); !shim.empty()) ctx.program_files.push_back(shim);
   }
   if (req.settings.sandbox.bwrap_path) ctx.program_files.push_back(*req.settings.sandbox.bwrap_path);
@@ -292,10 +299,61 @@ struct EarlyLaunch {
   sys::StateDir state;   // what it found, prepare() takes too (the same process, moments later)
   sys::BwrapInfo bwrap;  // the system's bwrap, probed once
   int stdio[3] = {-1, -1, -1};
+  bool by_launcher = false;  // started by the launcher, before this program was loaded
 };
 
-std::shared_ptr<EarlyLaunch> start_early(const int stdio[3], const Logger& log) {
+std::string take_inherited_launch() {
+  const char* v = std::getenv(WB_ENV_EARLY_LAUNCH);
+  if (!v) return {};
+  std::string out = v;
+  ::unsetenv(WB_ENV_EARLY_LAUNCH);
+  return out;
+}
+
+namespace {
+
+// "PID FD x WB_EARLY_FDS SHIM\nBWRAP" (bwrap/shim/wire.h).
+bool parse_inherited(const std::string& text, pid_t& pid, int fds[WB_EARLY_FDS], std::string& shim,
+                     std::string& bwrap) {
+  const char* p = text.c_str();
+  auto number = [&p](long& out) {
+    char* end = nullptr;
+    errno = 0;
+    out = std::strtol(p, &end, 10);
+    if (end == p || errno != 0 || out <= 0 || out > INT32_MAX) return false;
+    p = end;
+    return true;
+  };
+  long v;
+  if (!number(v)) return false;
+  pid = static_cast<pid_t>(v);
+  for (int i = 0; i < WB_EARLY_FDS; ++i) {
+    if (*p++ != ' ' || !number(v)) return false;
+    fds[i] = static_cast<int>(v);
+  }
+  if (*p++ != ' ') return false;
+  std::string rest = p;
+  size_t nl = rest.find('\n');
+  if (nl == std::string::npos) return false;
+  shim = rest.substr(0, nl);
+  bwrap = rest.substr(nl + 1);
+  return !shim.empty() && !bwrap.empty();
+}
+
+}  // namespace
+
+std::shared_ptr<EarlyLaunch> start_early(const int stdio[3], const Logger& log, const std::string& inherited) {
   if (sys::probe_platform().platform == sys::Platform::kMacos) return nullptr;
+  std::unique_ptr<lnx::Launch> adopted;
+  std::string adopted_shim, adopted_bwrap;
+  if (!inherited.empty()) {
+    pid_t pid = -1;
+    int fds[WB_EARLY_FDS];
+    if (parse_inherited(inherited, pid, fds, adopted_shim, adopted_bwrap)) {
+      auto l = lnx::adopt_launch(pid, fds, lnx::stderr_relayable(stdio), {kLaunchPath}, log);
+      if (l.ok()) adopted = std::move(*l);
+    }
+  }
   auto state = sys::ensure_state_dir();
   if (!state.ok()) return nullptr;
   auto early = std::make_shared<EarlyLaunch>();
@@ -303,6 +361,13 @@ std::shared_ptr<EarlyLaunch> start_early(const int stdio[3], const Logger& log) 
   if (early->bwrap.path.empty()) return nullptr;
   early->state = std::move(*state);
   std::copy(stdio, stdio + 3, early->stdio);
+  // The launcher's, when it started what this process would (else it ends, unused, here).
+  if (adopted && adopted_bwrap == early->bwrap.path && adopted_shim == lnx::shim_path()) {
+    early->launch = std::move(adopted);
+    early->by_launcher = true;
+    return early;
+  }
+  adopted.reset();
   auto l = lnx::launch_sandbox(early->bwrap.path, early->stdio, {kLaunchPath}, log, nullptr, true);
   if (!l.ok()) return nullptr;
   early->launch = std::move(*l);
@@ -361,7 +426,8 @@ Result<Prepared> prepare(RunRequest request) {
         std::equal(req.stdio, req.stdio + 3, early->stdio) &&
         lnx::send_net_config(*early->launch, launch_environment(s)).ok()) {
       in.run.launch = std::move(early->launch);
-      log.timing("the sandbox started before the settings were read fits");
+      log.timing(early->by_launcher ? "the sandbox the launcher started before the settings were read fits"
+                                    : "the sandbox started before the settings were read fits");
     }
     early.reset();
     if (!in.run.launch) {

@@ -43,7 +43,12 @@ namespace wb::engine {
 // bwrap, the same standard descriptors, no cgroup of the run's own), and drops it otherwise (its
 // keeper ends bwrap and exits; nothing is left to reap). Null where no sandbox can start.
 struct EarlyLaunch;
-std::shared_ptr<EarlyLaunch> start_early(const int stdio[3], const Logger& log);
+// inherited: the launcher's record of the keeper it started (take_inherited_launch); taken when
+// it checks out, else a launch of this process's own.
+std::shared_ptr<EarlyLaunch> start_early(const int stdio[3], const Logger& log, const std::string& inherited = "");
+// The launcher's record (WB_ENV_EARLY_LAUNCH), removed from the environment: called first thing
+// in main, before anything reads or copies the environment ("" when there is none).
+std::string take_inherited_launch();
 
 struct RunRequest {
   std::vector<std::string> argv;  // the command

@@ -18,6 +18,10 @@ check macos 'core|macos'
 check netproxy 'core|netproxy'
 check engine 'core|bwrap|netproxy|macos|engine'
 check serve 'core|engine|serve'
+# The launcher (C, static) shares only the shim's wire header.
+while IFS= read -r line; do
+  echo "forbidden include: $line"; fail=1
+done < <(grep -HnE '#include "[a-z]+/' launcher/*.c 2>/dev/null | grep -vE '#include "bwrap/shim/wire\.h"')
 # core/ itself (not core/sys) must not include core/sys.
 if grep -nE '#include "core/sys/' core/*.cpp core/*.hpp; then fail=1; fi
 while IFS= read -r f; do

@@ -106,6 +106,32 @@ static inline const char* wb_step_name(int step) {
   }
 }
 
+/* The launcher (launcher/launcher.c, the `wavebox` a user runs) starts a run's keeper before
+ * wavebox-core's libraries are even loaded, and tells wavebox-core in its environment, as
+ * "PID FD FD ... FD SHIM\nBWRAP" with the descriptors in wb_early_fd order (inherited, not
+ * close-on-exec) and the two paths the keeper was given. wavebox-core removes the entry before
+ * anything reads its environment. */
+#define WB_ENV_EARLY_LAUNCH "WAVEBOX_EARLY_LAUNCH"
+enum wb_early_fd {
+  WB_EARLY_STATUS_RD,
+  WB_EARLY_STATUS_WR,
+  WB_EARLY_ARGS_WR,
+  WB_EARLY_ERR_RD,
+  WB_EARLY_ERR_WR,
+  WB_EARLY_OBS,
+  WB_EARLY_FILTER,
+  WB_EARLY_SPEC,
+  WB_EARLY_MOUNTS,
+  WB_EARLY_CONTROL,
+  WB_EARLY_ERROR_PIPE,
+  WB_EARLY_FDS
+};
+/* The keeper's and bwrap's own environment (wavebox never looks a program up on the caller's). */
+#define WB_LAUNCH_PATH "PATH=/usr/sbin:/usr/bin:/sbin:/bin"
+/* The keeper's command line: wavebox-shim keeper PID UID GID WB_KEEPER_SOCK_FD WB_KEEPER_ERR_FD
+ * BWRAP --args WB_FD_ARGS -- SHIM WB_FD_SECCOMP WB_FD_OBSERVER WB_FD_SPEC WB_FD_MOUNTS */
+enum { WB_KEEPER_SOCK_FD = WB_FD_MOUNTS + 1, WB_KEEPER_ERR_FD = WB_FD_MOUNTS + 2 };
+
 #define WB_WORD_LISTENERS 'L'
 #define WB_WORD_START 'M'
 #define WB_WORD_END 'E'

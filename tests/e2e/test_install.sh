@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cmake --install into a temporary prefix: the installed wavebox runs from elsewhere (the build
-# tree off PATH), finds its shim in libexec, is stripped, and brings its man pages and completions.
+# tree off PATH), finds wavebox-core and its shim in libexec, is stripped, and brings its man pages and completions.
 . "$(dirname "$0")/lib.sh"
 build=$(dirname "$WAVEBOX")
 [ -w "$build" ] || { echo "the build tree is not ours to install from (unprivileged run): skipped"; exit 77; }
@@ -10,7 +10,9 @@ cmake --install "$build" --prefix "$prefix" >"$SCRATCH/install.log" 2>&1
 check "cmake --install succeeds" [ $? -eq 0 ]
 check "wavebox is in bin/" [ -x "$prefix/bin/wavebox" ]
 check "wavebox-shim is in libexec/wavebox/" [ -x "$prefix/libexec/wavebox/wavebox-shim" ]
-check "the installed binary is stripped" bash -c '! readelf -S "$0" | grep -q "\.debug_info"' "$prefix/bin/wavebox"
+check "wavebox-core is in libexec/wavebox/" [ -x "$prefix/libexec/wavebox/wavebox-core" ]
+check "the installed binaries are stripped" bash -c 'for f; do readelf -S "$f" | grep -q "\.debug_info" && exit 1; done; exit 0' \
+  "$prefix/bin/wavebox" "$prefix/libexec/wavebox/wavebox-core"
 check "man pages" bash -c '[ -f "$0/share/man/man1/wavebox.1" ] && [ -f "$0/share/man/man5/wavebox-settings.5" ] && [ -f "$0/share/man/man7/wavebox-serve.7" ]' "$prefix"
 check "completions for bash, zsh, fish" bash -c '[ -f "$0/share/bash-completion/completions/wavebox" ] && [ -f "$0/share/zsh/site-functions/_wavebox" ] && [ -f "$0/share/fish/vendor_completions.d/wavebox.fish" ]' "$prefix"
 out=$(cd "$WS" && env PATH=/usr/local/bin:/usr/bin:/bin "$prefix/bin/wavebox" run -- sh -c 'echo ran; touch inside; touch /etc/nope 2>/dev/null; echo $WAVEBOX_SANDBOX' 2>&1)

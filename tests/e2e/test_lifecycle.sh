@@ -160,6 +160,42 @@ done
 wait
 check "bwrap and the keeper hold neither stdin nor stdout of the caller (${holders:-none})" [ -z "$holders" ]
 
+# The launcher (launcher/launcher.c): `wavebox` starts the run's keeper, then becomes wavebox-core,
+# which takes that keeper. Its record never reaches the command, a caller's own is ignored, and
+# the process is still "wavebox" to ps and pgrep.
+core="$(dirname "$WAVEBOX")/wavebox-core"
+if [ -x "$core" ]; then
+  OUT=$(cd "$WS" && "$WAVEBOX" run -v -- true 2>&1)
+  check "the run takes the keeper the launcher started" grep -q "the sandbox the launcher started" <<<"$OUT"
+  OUT=$(cd "$WS" && WAVEBOX_EARLY_START=0 "$WAVEBOX" run -v -- true 2>&1)
+  check "WAVEBOX_EARLY_START=0: the run starts its own" \
+    bash -c '! grep -q "the launcher started" <<<"$0" && grep -q "started before the settings were read fits" <<<"$0"' "$OUT"
+  OUT=$(cd "$WS" && "$WAVEBOX" run -- sh -c 'env | grep -c "^WAVEBOX_EARLY" ; ls /proc/self/fd | wc -l')
+  check "the launcher's record and descriptors do not reach the command ($(tr '\n' ' ' <<<"$OUT"))" \
+    [ "$(tr '\n' ' ' <<<"$OUT")" = "0 4 " ]
+  for forged in "1 2 3" "$$ 0 1 2 3 4 5 6 7 8 9 10 /x
+/y" "99999999999999999999"; do
+    OUT=$(cd "$WS" && WAVEBOX_EARLY_LAUNCH="$forged" "$WAVEBOX" run -- sh -c 'echo ran; env | grep -c "^WAVEBOX_EARLY"; touch /etc/wb-forged' 2>&1)
+    check "a caller's own WAVEBOX_EARLY_LAUNCH is dropped: the run runs, confined" \
+      bash -c 'grep -qx ran <<<"$0" && grep -qx 0 <<<"$0" && [ ! -e /etc/wb-forged ]' "$OUT"
+    OUT=$(cd "$WS" && WAVEBOX_EARLY_LAUNCH="$forged" "$core" run -- sh -c 'echo ran; env | grep -c "^WAVEBOX_EARLY"; ls /proc/self/fd | wc -l' 2>&1)
+    check "and given to wavebox-core itself, it is checked and removed (${OUT//$'\n'/ })" \
+      bash -c 'grep -qx ran <<<"$0" && [ "$(sed -n 2p <<<"$0")" = 0 ] && [ "$(sed -n 3p <<<"$0")" = 4 ]' "$OUT"
+  done
+  (cd "$WS" && exec "$WAVEBOX" run -- sleep 2) &
+  runner=$!
+  for i in $(seq 1 40); do case "$(readlink /proc/$runner/exe)" in */wavebox-core) break ;; esac; sleep 0.05; done
+  sleep 0.1
+  check "a running wavebox is named wavebox ($(cat /proc/$runner/comm 2>/dev/null))" [ "$(cat /proc/$runner/comm 2>/dev/null)" = wavebox ]
+  check "with the command line its caller gave" bash -c 'tr "\0" " " < /proc/$0/cmdline | grep -q "^$1 run -- sleep 2"' "$runner" "$WAVEBOX"
+  kill -9 "$runner" 2>/dev/null
+  wait "$runner" 2>/dev/null
+  mkdir -p "$SCRATCH/alone"
+  cp "$WAVEBOX" "$SCRATCH/alone/wavebox"
+  OUT=$("$SCRATCH/alone/wavebox" run -- true 2>&1)
+  check "a launcher without wavebox-core says so (exit 125)" bash -c '[ "$1" -eq 125 ] && grep -q "wavebox-core is not installed" <<<"$0"' "$OUT" "$?"
+fi
+
 # A command that deletes the directory it is in gets no extra failure from wavebox.
 wb run -- sh -c 'mkdir sub && cd sub && rmdir ../sub && echo removed'
 check "a command that deletes its cwd gets no extra failure" [ "$RC" -eq 0 ]
