@@ -312,32 +312,17 @@ std::string take_inherited_launch() {
 
 namespace {
 
-// "PID FD x WB_EARLY_FDS SHIM\nBWRAP" (bwrap/shim/wire.h).
+// The launcher's record (bwrap/shim/wire.h, wb_early_decode).
 bool parse_inherited(const std::string& text, pid_t& pid, int fds[WB_EARLY_FDS], std::string& shim,
                      std::string& bwrap) {
-  const char* p = text.c_str();
-  auto number = [&p](long& out) {
-    char* end = nullptr;
-    errno = 0;
-    out = std::strtol(p, &end, 10);
-    if (end == p || errno != 0 || out <= 0 || out > INT32_MAX) return false;
-    p = end;
-    return true;
-  };
-  long v;
-  if (!number(v)) return false;
-  pid = static_cast<pid_t>(v);
-  for (int i = 0; i < WB_EARLY_FDS; ++i) {
-    if (*p++ != ' ' || !number(v)) return false;
-    fds[i] = static_cast<int>(v);
-  }
-  if (*p++ != ' ') return false;
-  std::string rest = p;
-  size_t nl = rest.find('\n');
-  if (nl == std::string::npos) return false;
-  shim = rest.substr(0, nl);
-  bwrap = rest.substr(nl + 1);
-  return !shim.empty() && !bwrap.empty();
+  int p = 0;
+  const char *shim_at = nullptr, *bwrap_at = nullptr;
+  size_t shim_len = 0;
+  if (wb_early_decode(text.c_str(), &p, fds, &shim_at, &shim_len, &bwrap_at) != 0) return false;
+  pid = static_cast<pid_t>(p);
+  shim.assign(shim_at, shim_len);
+  bwrap = bwrap_at;
+  return true;
 }
 
 }  // namespace

@@ -238,12 +238,9 @@ int main(int argc, char** argv) {
     int fds[WB_EARLY_FDS];
     pid_t pid = executable(shim) ? start_keeper(shim, bwrap, fds) : -1;
     if (pid > 0) {
-      int at = snprintf(early, sizeof early, "%s=%d", WB_ENV_EARLY_LAUNCH, (int)pid);
-      for (int i = 0; i < WB_EARLY_FDS; ++i) {
-        fcntl(fds[i], F_SETFD, 0); /* inherited by wavebox-core, which marks them again */
-        at += snprintf(early + at, sizeof early - (size_t)at, " %d", fds[i]);
-      }
-      if (snprintf(early + at, sizeof early - (size_t)at, " %s\n%s", shim, bwrap) < (int)(sizeof early - (size_t)at)) {
+      int at = snprintf(early, sizeof early, "%s=", WB_ENV_EARLY_LAUNCH);
+      for (int i = 0; i < WB_EARLY_FDS; ++i) fcntl(fds[i], F_SETFD, 0); /* inherited; wavebox-core marks them again */
+      if (wb_early_encode(early + at, sizeof early - (size_t)at, (int)pid, fds, shim, bwrap) > 0) {
         env[k++] = early;
       } else { /* (cannot happen: both paths are shorter than PATH_MAX) */
         kill(pid, SIGKILL);

@@ -126,6 +126,41 @@ enum wb_early_fd {
   WB_EARLY_ERROR_PIPE,
   WB_EARLY_FDS
 };
+/* The record's value: "PID FD ... FD SHIM\nBWRAP" (WB_EARLY_FDS descriptors). Returns its
+ * length, or -1 when it does not fit in n bytes. */
+static inline int wb_early_encode(char* buf, size_t n, int pid, const int fds[WB_EARLY_FDS], const char* shim,
+                                  const char* bwrap) {
+  int at = snprintf(buf, n, "%d", pid);
+  for (int i = 0; i < WB_EARLY_FDS && at >= 0 && (size_t)at < n; ++i)
+    at += snprintf(buf + at, n - (size_t)at, " %d", fds[i]);
+  if (at < 0 || (size_t)at >= n) return -1;
+  int tail = snprintf(buf + at, n - (size_t)at, " %s\n%s", shim, bwrap);
+  return tail < 0 || (size_t)(at + tail) >= n ? -1 : at + tail;
+}
+/* Parses a record's value: 0 and the fields (shim: shim_len bytes at *shim; bwrap: the rest, up
+ * to the end of the string), or -1. Every number must be a positive decimal below 2^31. */
+static inline int wb_early_decode(const char* s, int* pid, int fds[WB_EARLY_FDS], const char** shim, size_t* shim_len,
+                                  const char** bwrap) {
+  for (int i = -1; i < WB_EARLY_FDS; ++i) {
+    if (i >= 0 && *s++ != ' ') return -1;
+    long v = 0;
+    const char* start = s;
+    while (*s >= '0' && *s <= '9' && s - start < 10) v = v * 10 + (*s++ - '0');
+    if (s == start || (*s >= '0' && *s <= '9') || v <= 0 || v > 0x7fffffff) return -1;
+    if (i < 0) {
+      *pid = (int)v;
+    } else {
+      fds[i] = (int)v;
+    }
+  }
+  if (*s++ != ' ') return -1;
+  const char* nl = strchr(s, '\n');
+  if (!nl || nl == s || nl[1] == '\0') return -1;
+  *shim = s;
+  *shim_len = (size_t)(nl - s);
+  *bwrap = nl + 1;
+  return 0;
+}
 /* The keeper's and bwrap's own environment (wavebox never looks a program up on the caller's). */
 #define WB_LAUNCH_PATH "PATH=/usr/sbin:/usr/bin:/sbin:/bin"
 /* The keeper's command line: wavebox-shim keeper PID UID GID WB_KEEPER_SOCK_FD WB_KEEPER_ERR_FD

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <set>
@@ -229,5 +230,31 @@ TEST_CASE("wire: the listener's word names which read masks came as FUSE connect
     int fds[] = {pipe_fd(), pipe_fd()};
     CHECK_FALSE(m.adopt(flags.data(), flags.size(), fds, 2));
     CHECK(m.size() == 0);
+  }
+}
+
+TEST_CASE("wire: the launcher's record of the keeper it started") {
+  int fds[WB_EARLY_FDS], back[WB_EARLY_FDS];
+  for (int i = 0; i < WB_EARLY_FDS; ++i) fds[i] = 10 + i * 7;
+  char buf[512];
+  const char* shim = "/opt/a dir/libexec/wavebox/wavebox-shim";
+  REQUIRE(wb_early_encode(buf, sizeof buf, 4242, fds, shim, "/usr/bin/bwrap") > 0);
+  int pid = 0;
+  const char *s = nullptr, *b = nullptr;
+  size_t len = 0;
+  REQUIRE(wb_early_decode(buf, &pid, back, &s, &len, &b) == 0);
+  CHECK(pid == 4242);
+  CHECK(std::equal(fds, fds + WB_EARLY_FDS, back));
+  CHECK(std::string(s, len) == shim);
+  CHECK(std::string(b) == "/usr/bin/bwrap");
+  // Too small a buffer is no record at all.
+  CHECK(wb_early_encode(buf, 20, 4242, fds, shim, "/usr/bin/bwrap") == -1);
+  // Anything else is refused: short, signed, zero, too large, no paths, extra spaces.
+  const std::string whole(buf);
+  for (const std::string& bad :
+       {std::string(""), std::string("1 2 3"), whole.substr(0, whole.find('\n')), "-1" + whole.substr(4),
+        "0" + whole.substr(4), "99999999999" + whole.substr(4), " " + whole, whole.substr(0, whole.find('\n') + 1),
+        std::string("4242  10 17 24 31 38 45 52 59 66 73 80 /s\n/b")}) {
+    CHECK(wb_early_decode(bad.c_str(), &pid, back, &s, &len, &b) == -1);
   }
 }
