@@ -60,6 +60,120 @@ void add_common(CLI::App* sub, wb::cli::Options& o) {
   sub->add_flag("-v,--verbose", o.verbose, "say what wavebox does");
 }
 
+// The subcommands built for this invocation, and what their parsing fills beyond Options.
+struct Subcommands {
+  CLI::App* run = nullptr;
+  CLI::App* wrap = nullptr;
+  CLI::App* decide = nullptr;
+  CLI::App* connect = nullptr;
+  CLI::App* doctor = nullptr;
+  CLI::App* serve = nullptr;
+  CLI::Option* learn = nullptr;
+  std::string connect_host;
+  int connect_port = 0;
+};
+
+void add_run(CLI::App& app, wb::cli::Options& o, Subcommands& sc) {
+  CLI::App* run = sc.run = app.add_subcommand("run", "run a command sandboxed");
+  run->footer(
+      "Examples:\n  wavebox run -- npm test\n  wavebox run --settings .claude/settings.json -c 'make && make check'\n"
+      "  wavebox run --allow-domain registry.npmjs.org -- npm install\n"
+      "Exit status: the command's own; 128+N when signal N killed it; 124 on sandbox.resources.timeoutSeconds;\n"
+      "125 the command did not run (settings, a deny or ask rule, the sandbox); 126 not executable; 127 not found.");
+  add_common(run, o);
+  run->add_option("-c", o.shell_command, "run this string through bash (or /bin/sh)");
+  sc.learn = run->add_option("--learn", o.learn_file,
+                             "after the run, print the settings that would have allowed what was refused "
+                             "(--learn=FILE: write them there as a settings file to review)")
+                 ->expected(0, 1);
+  run->add_option("command", o.command, "the command and its arguments (after --)");
+}
+
+void add_wrap(CLI::App& app, wb::cli::Options& o, Subcommands& sc) {
+  CLI::App* wrap = sc.wrap = app.add_subcommand("wrap", "print the sandboxed invocation, run nothing");
+  wrap->footer(
+      "Examples:\n  wavebox wrap -- ls -l\n  HOME=/Users/alice wavebox wrap --platform macos --json --cwd "
+      "/Users/alice/project -- make\nExit status: 0; 125 on bad settings.");
+  add_common(wrap, o);
+  wrap->add_option("--platform", o.platform, "plan for this system instead of the one wavebox runs on")
+      ->check(CLI::IsMember({"linux", "macos"}));
+  wrap->add_flag("--json", o.json, "print the invocation as JSON (with --platform macos)");
+  wrap->add_option("-c", o.shell_command, "a shell string instead of a command");
+  wrap->add_option("command", o.command, "the command and its arguments (after --)");
+}
+
+void add_decide(CLI::App& app, wb::cli::Options& o, Subcommands& sc) {
+  CLI::App* decide = sc.decide = app.add_subcommand("decide", "print the permission decision as JSON, run nothing");
+  decide->footer("Example:\n  wavebox decide -- 'git push origin main'\nExit status: 0; 125 on bad settings.");
+  add_common(decide, o);
+  decide->add_option("-c", o.shell_command, "the command string");
+  decide->add_option("command", o.command, "the command string (after --)");
+}
+
+void add_connect(CLI::App& app, Subcommands& sc) {
+  CLI::App* connect = sc.connect =
+      app.add_subcommand("connect", "inside the sandbox: a tunnel through its SOCKS5 proxy (ssh ProxyCommand)");
+  connect->footer(
+      "Example (inside the sandbox; wavebox sets it as GIT_SSH_COMMAND):\n"
+      "  ssh -o ProxyCommand='wavebox connect %h %p' git@github.com\nExit status: 0; 1 when the tunnel fails; 2 on a "
+      "bad HOST or PORT.");
+  connect->add_option("host", sc.connect_host)->required();
+  connect->add_option("port", sc.connect_port)->required();
+}
+
+void add_doctor(CLI::App& app, wb::cli::Options& o, Subcommands& sc) {
+  CLI::App* doctor = sc.doctor = app.add_subcommand("doctor", "platform and dependency report");
+  doctor->footer(
+      "Examples:\n  wavebox doctor -v\n  wavebox doctor --json\n"
+      "Exit status: 0 when a sandbox can run here; 1 when not (what is missing is named); 125 on bad settings.");
+  add_common(doctor, o);
+  doctor->add_flag("--json", o.json, "machine-readable output");
+}
+
+void add_serve(CLI::App& app, wb::cli::Options& o, Subcommands& sc) {
+  CLI::App* serve = sc.serve =
+      app.add_subcommand("serve", "many sessions in one process: JSON-RPC on stdin/stdout (man wavebox-serve)");
+  serve->footer(
+      "Example:\n  printf '%s\\n' '{\"id\":1,\"method\":\"initialize\"}' | wavebox serve --stdio\n"
+      "Exit status: 0 after shutdown or the end of stdin; 125 without --stdio.");
+  serve->add_flag("--stdio", o.stdio, "speak JSON-RPC 2.0, one object per line, on stdin and stdout");
+  serve->add_flag("-v,--verbose", o.verbose, "say more on stderr");
+}
+
+// Everything after the first "--" is the command, untouched: CLI11 only sees what comes before
+// (its own "--" handling lets a vector option swallow the separator). For run, wrap and decide
+// the command also starts at its first word, as with env, sudo and timeout: `wavebox run grep -v
+// foo f` runs `grep -v foo f` (-v is grep's, not ours). Returns how many words are ours.
+int split_command(int argc, char** argv, const std::string& first, std::vector<std::string>& after) {
+  const bool takes_command = first == "run" || first == "wrap" || first == "decide";
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") {
+      after.assign(argv + i + 1, argv + argc);
+      return i;
+    }
+    if (!takes_command || i < 2) continue;
+    if (a.size() > 1 && a[0] == '-') {
+      if (a.find('=') == std::string::npos && takes_value(a)) ++i;  // its value is not the command
+      continue;
+    }
+    after.assign(argv + i, argv + argc);
+    return i;
+  }
+  return argc;
+}
+
+int dispatch(const Subcommands& sc, wb::cli::Options& o) {
+  o.learn = sc.learn && sc.learn->count() > 0;
+  if (sc.run && sc.run->parsed()) return wb::cli::cmd_run(o);
+  if (sc.wrap && sc.wrap->parsed()) return wb::cli::cmd_wrap(o);
+  if (sc.decide && sc.decide->parsed()) return wb::cli::cmd_decide(o);
+  if (sc.connect && sc.connect->parsed()) return wb::cli::cmd_connect(sc.connect_host, sc.connect_port);
+  if (sc.doctor && sc.doctor->parsed()) return wb::cli::cmd_doctor(o);
+  if (sc.serve && sc.serve->parsed()) return wb::cli::cmd_serve(o);
+  return 125;
+}
+
 }  // namespace
 
 // Kept for the whole process and never destroyed: tearing down CLI11's option tree at exit
@@ -88,106 +202,21 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "wavebox 0.1.0");
   app.require_subcommand(1);
   wb::cli::Options o;
-
   // Only the subcommand named first is built (building all five is CLI11's largest cost at every
   // start); anything else (--help, --version, a typo) gets them all, for the full help.
   const std::string first = argc > 1 ? argv[1] : "";
   const bool known = first == "run" || first == "wrap" || first == "decide" || first == "connect" ||
                      first == "doctor" || first == "serve";
   auto wanted = [&](const char* name) { return !known || first == name; };
-  CLI::App* run = nullptr;
-  CLI::App* wrap = nullptr;
-  CLI::App* decide = nullptr;
-  CLI::App* connect = nullptr;
-  CLI::App* doctor = nullptr;
-  CLI::App* serve = nullptr;
-  CLI::Option* learn_opt = nullptr;
-  if (wanted("run")) {
-    run = app.add_subcommand("run", "run a command sandboxed");
-    run->footer(
-        "Examples:\n  wavebox run -- npm test\n  wavebox run --settings .claude/settings.json -c 'make && make check'\n"
-        "  wavebox run --allow-domain registry.npmjs.org -- npm install\n"
-        "Exit status: the command's own; 128+N when signal N killed it; 124 on sandbox.resources.timeoutSeconds;\n"
-        "125 the command did not run (settings, a deny or ask rule, the sandbox); 126 not executable; 127 not found.");
-    add_common(run, o);
-    run->add_option("-c", o.shell_command, "run this string through bash (or /bin/sh)");
-    learn_opt = run->add_option("--learn", o.learn_file,
-                                "after the run, print the settings that would have allowed what was refused "
-                                "(--learn=FILE: write them there as a settings file to review)")
-                    ->expected(0, 1);
-    run->add_option("command", o.command, "the command and its arguments (after --)");
-  }
-  if (wanted("wrap")) {
-    wrap = app.add_subcommand("wrap", "print the sandboxed invocation, run nothing");
-    wrap->footer(
-        "Examples:\n  wavebox wrap -- ls -l\n  HOME=/Users/alice wavebox wrap --platform macos --json --cwd "
-        "/Users/alice/project -- make\nExit status: 0; 125 on bad settings.");
-    add_common(wrap, o);
-    wrap->add_option("--platform", o.platform, "plan for this system instead of the one wavebox runs on")
-        ->check(CLI::IsMember({"linux", "macos"}));
-    wrap->add_flag("--json", o.json, "print the invocation as JSON (with --platform macos)");
-    wrap->add_option("-c", o.shell_command, "a shell string instead of a command");
-    wrap->add_option("command", o.command, "the command and its arguments (after --)");
-  }
-  if (wanted("decide")) {
-    decide = app.add_subcommand("decide", "print the permission decision as JSON, run nothing");
-    decide->footer("Example:\n  wavebox decide -- 'git push origin main'\nExit status: 0; 125 on bad settings.");
-    add_common(decide, o);
-    decide->add_option("-c", o.shell_command, "the command string");
-    decide->add_option("command", o.command, "the command string (after --)");
-  }
-  std::string connect_host;
-  int connect_port = 0;
-  if (wanted("connect")) {
-    connect = app.add_subcommand("connect", "inside the sandbox: a tunnel through its SOCKS5 proxy (ssh ProxyCommand)");
-    connect->footer(
-        "Example (inside the sandbox; wavebox sets it as GIT_SSH_COMMAND):\n"
-        "  ssh -o ProxyCommand='wavebox connect %h %p' git@github.com\nExit status: 0; 1 when the tunnel fails; 2 on a "
-        "bad HOST or PORT.");
-    connect->add_option("host", connect_host)->required();
-    connect->add_option("port", connect_port)->required();
-  }
-  if (wanted("doctor")) {
-    doctor = app.add_subcommand("doctor", "platform and dependency report");
-    doctor->footer(
-        "Examples:\n  wavebox doctor -v\n  wavebox doctor --json\n"
-        "Exit status: 0 when a sandbox can run here; 1 when not (what is missing is named); 125 on bad settings.");
-    add_common(doctor, o);
-    doctor->add_flag("--json", o.json, "machine-readable output");
-  }
-
-  if (wanted("serve")) {
-    serve = app.add_subcommand("serve", "many sessions in one process: JSON-RPC on stdin/stdout (man wavebox-serve)");
-    serve->footer(
-        "Example:\n  printf '%s\\n' '{\"id\":1,\"method\":\"initialize\"}' | wavebox serve --stdio\n"
-        "Exit status: 0 after shutdown or the end of stdin; 125 without --stdio.");
-    serve->add_flag("--stdio", o.stdio, "speak JSON-RPC 2.0, one object per line, on stdin and stdout");
-    serve->add_flag("-v,--verbose", o.verbose, "say more on stderr");
-  }
-
-  // Everything after the first "--" is the command, untouched: CLI11 only sees what comes before
-  // (its own "--" handling lets a vector option swallow the separator).
-  // For run, wrap and decide the command also starts at its first word, as with env, sudo and
-  // timeout: `wavebox run grep -v foo f` runs `grep -v foo f` (-v is grep's, not ours).
+  Subcommands sc;
+  if (wanted("run")) add_run(app, o, sc);
+  if (wanted("wrap")) add_wrap(app, o, sc);
+  if (wanted("decide")) add_decide(app, o, sc);
+  if (wanted("connect")) add_connect(app, sc);
+  if (wanted("doctor")) add_doctor(app, o, sc);
+  if (wanted("serve")) add_serve(app, o, sc);
   std::vector<std::string> after;
-  int ours = argc;
-  const bool takes_command = first == "run" || first == "wrap" || first == "decide";
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--") {
-      ours = i;
-      after.assign(argv + i + 1, argv + argc);
-      break;
-    }
-    if (!takes_command || i < 2) continue;
-    if (a.size() > 1 && a[0] == '-') {
-      if (a.find('=') == std::string::npos && takes_value(a)) ++i;  // its value is not the command
-      continue;
-    }
-    ours = i;
-    after.assign(argv + i, argv + argc);
-    break;
-  }
+  const int ours = split_command(argc, argv, first, after);
   try {
     app.parse(ours, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -203,13 +232,5 @@ int main(int argc, char** argv) {
   }
   wb::log::set_verbose(o.verbose);
   if (ours != argc) o.command.insert(o.command.end(), after.begin(), after.end());
-
-  o.learn = learn_opt && learn_opt->count() > 0;
-  if (run && run->parsed()) return wb::cli::cmd_run(o);
-  if (wrap && wrap->parsed()) return wb::cli::cmd_wrap(o);
-  if (decide && decide->parsed()) return wb::cli::cmd_decide(o);
-  if (connect && connect->parsed()) return wb::cli::cmd_connect(connect_host, connect_port);
-  if (doctor && doctor->parsed()) return wb::cli::cmd_doctor(o);
-  if (serve && serve->parsed()) return wb::cli::cmd_serve(o);
-  return 125;
+  return dispatch(sc, o);
 }
