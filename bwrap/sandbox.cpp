@@ -442,6 +442,57 @@ void after_run(const LinuxRun& run, Prepared& p, const Observer& observer, const
       t2 - started_ms, observer.handled(), observer.busy_ns() / 1e6, observer.empty_receives(), now_ms() - t2));
 }
 
+// The run's write observer: the plan's writable set, its creation guard, the protections' reasons.
+std::unique_ptr<Observer> make_observer(const LinuxRun& run, const Prepared& p,
+                                        const std::function<void(const Violation&)>& sink) {
+  const Plan& plan = p.plan;
+  const CreationGuard& guard = p.guard;
+  auto observer = std::make_unique<Observer>(
+      [&plan](const std::string& path) { return write_allowed(plan, path); }, sink,
+      [&guard](const std::string& path, bool in_new_dir, bool tree) { return guard.refuses(path, in_new_dir, tree); },
+      [&guard](const std::string& path) { return guard.moving_refused(path); });
+  observer->set_host_proc(run.policy.host_proc);
+  observer->set_explainer([&run](const std::string& path) { return protection_reason(run.policy.deny_write, path); });
+  observer->set_unix_sockets_open(run.allow_unix_sockets);
+  observer->set_allowed_unix_sockets(run.unix_socket_paths);
+  observer->set_logger(run.log);
+  return observer;
+}
+
+// The command's stderr, relayed: each line is looked at for a refused read under a mask.
+std::function<void(const std::string&)> read_refusals_in_stderr(const Plan& plan, const std::string& cwd,
+                                                                Observer& observer,
+                                                                std::function<void(const Violation&)> sink) {
+  return [&plan, cwd, &observer, sink = std::move(sink)](const std::string& line) {
+    ViolationLog found;
+    scan_for_denied_reads(line, plan, cwd, found, &observer.fuse());
+    for (const auto& v : found.items()) sink(v);
+  };
+}
+
+// bwrap's options when the shim places every mount: they do not depend on the plan, so bwrap
+// gets them before it is made.
+std::string options_before_the_plan(const LinuxRun& run) {
+  LinuxFacts known;
+  std::copy(std::begin(run.bwrap_version), std::end(run.bwrap_version), known.bwrap_version);
+  return bwrap_options(render_args(Plan{}, known, spec_for(run, ShimMounts::kAll)));
+}
+
+// A one-command wavebox after its run: the keeper, killed when the shim said the sandbox is
+// empty, has died meanwhile and is reaped now (no zombie of the run outlives wavebox: `pgrep`
+// right after sees none). The process ends right after (no cgroup to remove): the descriptors,
+// the plan and the observer's state go with its exit, not one by one here first (~0.2 ms). The
+// observer has no thread left (its loop stopped it), and nothing calls into either again.
+void leave_to_exit(std::unique_ptr<Launch>& launch, std::unique_ptr<Prepared>& p, std::unique_ptr<Observer>& o) {
+  if (launch->child.pid > 0) {
+    while (::waitpid(launch->child.pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  (void)launch.release();
+  (void)p.release();
+  (void)o.release();
+}
+
 Result<RunOutcome> run_sandboxed(LinuxRun run) {
   const Logger& log = *run.log;
   if (run.standby) {
@@ -482,26 +533,13 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   auto p_held = std::make_unique<Prepared>();
   Prepared& p = *p_held;
   const Plan& plan = p.plan;
-  const CreationGuard& guard = p.guard;
-  auto observer_held = std::make_unique<Observer>(
-      [&plan](const std::string& path) { return write_allowed(plan, path); }, sink,
-      [&guard](const std::string& path, bool in_new_dir, bool tree) { return guard.refuses(path, in_new_dir, tree); },
-      [&guard](const std::string& path) { return guard.moving_refused(path); });
+  auto observer_held = make_observer(run, p, sink);
   Observer& observer = *observer_held;
-  observer.set_host_proc(run.policy.host_proc);
-  observer.set_explainer([&run](const std::string& path) { return protection_reason(run.policy.deny_write, path); });
-  observer.set_unix_sockets_open(run.allow_unix_sockets);
-  observer.set_allowed_unix_sockets(run.unix_socket_paths);
-  observer.set_logger(run.log);
   req.observer = &observer;
   outcome.observed_writes = true;
   if (launch->relay_command_stderr) {
     outcome.relayed_stderr = true;
-    req.stderr_line = [&](const std::string& line) {
-      ViolationLog found;
-      scan_for_denied_reads(line, plan, run.cwd, found, &observer.fuse());
-      for (const auto& v : found.items()) sink(v);
-    };
+    req.stderr_line = read_refusals_in_stderr(plan, run.cwd, observer, sink);
   }
   req.on_listeners = [&](sys::NetListeners listeners) -> Status {
     if (!run.start_network) return make_error(ErrorKind::kSandboxFailed, "internal: no network side");
@@ -517,12 +555,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   // will place every mount, while bwrap sets up its own: its options do not depend on the plan.
   double t0 = now_ms();
   const bool early = mount_api && plan_stays_out_of_dev_and_proc(run.policy, run.cwd);
-  std::string early_options;
-  if (early) {
-    LinuxFacts known;
-    std::copy(std::begin(run.bwrap_version), std::end(run.bwrap_version), known.bwrap_version);
-    early_options = bwrap_options(render_args(Plan{}, known, spec_for(run, ShimMounts::kAll)));
-  }
+  const std::string early_options = early ? options_before_the_plan(run) : "";
   WB_TRY(begin_launch(*launch, req, early_options));
   stubs.sweep();
   p = WB_TRY(prepare_run(run, &stubs, true));
@@ -562,20 +595,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   report_ends(observer, run.cgroup.get(), sink);
   outcome.violations = violations.items();
   outcome.more = violations.dropped();
-  if (req.leave_keeper) {
-    // The keeper, killed when the shim said the sandbox is empty, has died meanwhile: reaped
-    // now, so that no zombie of the run outlives wavebox (`pgrep` right after sees none).
-    if (launch->child.pid > 0) {
-      while (::waitpid(launch->child.pid, nullptr, 0) < 0 && errno == EINTR) {
-      }
-    }
-    // The process ends right after (wavebox run; no cgroup to remove): the descriptors, the plan
-    // and the observer's state go with its exit, not one by one here first (~0.2 ms). The
-    // observer has no thread left (its loop stopped it), and nothing calls into either again.
-    (void)launch.release();
-    (void)p_held.release();
-    (void)observer_held.release();
-  }
+  if (req.leave_keeper) leave_to_exit(launch, p_held, observer_held);
   return outcome;
 }
 
