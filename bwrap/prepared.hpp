@@ -46,6 +46,9 @@ Result<Prepared> prepare_run(LinuxRun& run, sys::StubRegistry* stubs, bool late)
 ExecRequest exec_request(const LinuxRun& run);
 RunSpec spec_for(const LinuxRun& run, ShimMounts mode);
 ShimMounts mount_mode(const Prepared& p, bool mount_api);
+// bwrap's options when the shim places every mount: they do not depend on the plan, so bwrap
+// gets them before it is made.
+std::string options_before_the_plan(const LinuxRun& run);
 // What the run executes (and `wrap` prints).
 Invocation invocation_for(const LinuxRun& run, const Prepared& p, ShimMounts mode, const std::vector<std::string>& env);
 std::string console_device(int out);

@@ -470,8 +470,6 @@ std::function<void(const std::string&)> read_refusals_in_stderr(const Plan& plan
   };
 }
 
-// bwrap's options when the shim places every mount: they do not depend on the plan, so bwrap
-// gets them before it is made.
 std::string options_before_the_plan(const LinuxRun& run) {
   LinuxFacts known;
   std::copy(std::begin(run.bwrap_version), std::end(run.bwrap_version), known.bwrap_version);

@@ -285,12 +285,7 @@ Result<std::shared_ptr<Standby>> make_standby(LinuxRun run) {
   sb->observer->set_logger(run.log);
   sb->req.observer = sb->observer.get();
   const bool early = plan_stays_out_of_dev_and_proc(run.policy, run.cwd);
-  std::string early_options;
-  if (early) {
-    LinuxFacts known;
-    std::copy(std::begin(run.bwrap_version), std::end(run.bwrap_version), known.bwrap_version);
-    early_options = bwrap_options(render_args(Plan{}, known, spec_for(run, ShimMounts::kAll)));
-  }
+  const std::string early_options = early ? options_before_the_plan(run) : "";
   WB_TRY(begin_launch(*sb->launch, sb->req, early_options));
   sb->p = WB_TRY(prepare_run(run, nullptr, false));
   if (!sb->p.stub_list.empty()) return make_error(ErrorKind::kUnavailable, "a run that needs stubs has no standby");
