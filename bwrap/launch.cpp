@@ -236,8 +236,25 @@ Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std
   return L;
 }
 
-Result<std::unique_ptr<Launch>> adopt_launch(pid_t keeper, const int fds[], bool relay_stderr,
+namespace {
+
+// Whether pid runs shim (the same file): the keeper the launcher started is our child running
+// the shim; nothing else of ours does (bwrap and the shim inside are the keeper's). Its command
+// line is not asked: /proc/PID/cmdline reads empty at moments (while the keeper forks).
+bool is_our_keeper(pid_t pid, const std::string& shim) {
+  struct stat exe, want;
+  return ::stat(("/proc/" + std::to_string(pid) + "/exe").c_str(), &exe) == 0 && ::stat(shim.c_str(), &want) == 0 &&
+         exe.st_dev == want.st_dev && exe.st_ino == want.st_ino;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Launch>> adopt_launch(pid_t keeper, const int fds[], const std::string& shim, bool relay_stderr,
                                              const std::vector<std::string>& env, const Logger& log) {
+  // Whatever happens below, none of these numbers is inherited by what this process starts.
+  for (int i = 0; i < WB_EARLY_FDS; ++i) {
+    if (fds[i] > 2) (void)::fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+  }
   auto L = std::make_unique<Launch>();
   L->log = &log;
   L->env = env;
@@ -259,7 +276,7 @@ Result<std::unique_ptr<Launch>> adopt_launch(pid_t keeper, const int fds[], bool
     // Each number once, above the standard descriptors, and of the kind it must be.
     for (int j = 0; j < i; ++j) ok = ok && fds[j] != fds[i];
     struct stat st;
-    ok = ok && fds[i] > 2 && ::fstat(fds[i], &st) == 0 && ::fcntl(fds[i], F_SETFD, FD_CLOEXEC) == 0;
+    ok = ok && fds[i] > 2 && ::fstat(fds[i], &st) == 0;
     if (!ok) break;
     const bool sock = i == WB_EARLY_OBS || i == WB_EARLY_CONTROL;
     const bool file = i == WB_EARLY_FILTER || i == WB_EARLY_SPEC || i == WB_EARLY_MOUNTS;
@@ -267,10 +284,14 @@ Result<std::unique_ptr<Launch>> adopt_launch(pid_t keeper, const int fds[], bool
   }
   if (!ok) return make_error(ErrorKind::kSandboxFailed, "the launcher's sandbox: a descriptor is not what it must be");
   for (int i = 0; i < WB_EARLY_FDS; ++i) slot[i]->reset(fds[i]);
-  // The keeper must be our own child (waitid answers ECHILD for any other process).
+  // The keeper must be our own child (waitid answers ECHILD for any other process), and the
+  // shim started as our keeper.
   siginfo_t si{};
   if (::waitid(P_PID, static_cast<id_t>(keeper), &si, WEXITED | WNOHANG | WNOWAIT) != 0) {
     return sys::sys_error("waitid", "the launcher's keeper", errno);
+  }
+  if (!is_our_keeper(keeper, shim)) {
+    return make_error(ErrorKind::kSandboxFailed, "the launcher's keeper is not the shim started as one");
   }
   L->child.pid = keeper;
   L->keeper_pidfd = Fd(static_cast<int>(::syscall(SYS_pidfd_open, keeper, 0)));

@@ -175,12 +175,10 @@ std::string shim_path() {
   char buf[4096];
   ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
   if (n <= 0) return {};
-  const std::string dir = paths::parent(std::string(buf, static_cast<size_t>(n)));
-  for (const std::string& shim :
-       {paths::join(dir, "wavebox-shim"), paths::normalize(dir + "/../libexec/wavebox/wavebox-shim")}) {
-    if (::access(shim.c_str(), X_OK) == 0) return shim;
-  }
-  return {};
+  // Next to wavebox-core only (in the build tree and in libexec/wavebox/ alike): never a search,
+  // whose other candidates would be programs a sandbox could plant.
+  const std::string shim = paths::join(paths::parent(std::string(buf, static_cast<size_t>(n))), "wavebox-shim");
+  return ::access(shim.c_str(), X_OK) == 0 ? shim : std::string();
 }
 
 // stderr can be relayed (to recognise refused reads) without changing what the caller sees only

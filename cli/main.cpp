@@ -4,6 +4,7 @@
 #endif
 
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -186,6 +187,8 @@ int main(int argc, char** argv) {
   // The launcher's sandbox (the `wavebox` a user runs started it and became this process): its
   // record leaves the environment before anything reads or copies it.
   const std::string inherited = wb::engine::take_inherited_launch();
+  // Our children are ours to wait for, whatever the caller ignores (the launcher resets it too).
+  ::signal(SIGCHLD, SIG_DFL);
   // Named as the program the user ran (ps, pgrep -x, killall see "wavebox", not "wavebox-core").
 #ifdef __linux__
   ::prctl(PR_SET_NAME, "wavebox", 0, 0, 0);

@@ -1,7 +1,7 @@
-# A small static C program in the build tree's root (wavebox-shim, the wavebox launcher): built
-# with musl when musl-gcc is there (no glibc start-up work at each exec, a fraction of the
-# resident size), else static with the C compiler. musl has no Linux uAPI headers of its own:
-# those it lacks come from the system's.
+# A small static C program in the build tree (wavebox-shim, the wavebox launcher): built with
+# musl when musl-gcc is there (no glibc start-up work at each exec, a fraction of the resident
+# size), else static with the C compiler. musl has no Linux uAPI headers of its own: those it
+# lacks come from the system's.
 find_program(MUSL_GCC musl-gcc)
 if(MUSL_GCC)
   execute_process(COMMAND ${CMAKE_C_COMPILER} -print-multiarch OUTPUT_VARIABLE WB_MULTIARCH
@@ -12,19 +12,31 @@ if(MUSL_GCC)
   endif()
 endif()
 
-# wb_static_c_program(TARGET OUTPUT_NAME SOURCE [HEADERS...])
-function(wb_static_c_program target output source)
+# wb_static_c_program(TARGET name OUTPUT path-in-build-tree SOURCE file [DEPENDS headers...]
+#                     [DEFINES NAME=VALUE...])
+function(wb_static_c_program)
+  cmake_parse_arguments(A "" "TARGET;OUTPUT;SOURCE" "DEPENDS;DEFINES" ${ARGN})
+  set(out ${CMAKE_BINARY_DIR}/${A_OUTPUT})
+  get_filename_component(out_dir ${out} DIRECTORY)
+  get_filename_component(out_name ${out} NAME)
   if(MUSL_GCC)
+    set(defs)
+    foreach(d ${A_DEFINES})
+      list(APPEND defs -D${d})
+    endforeach()
     add_custom_command(
-      OUTPUT ${CMAKE_BINARY_DIR}/${output}
-      COMMAND ${MUSL_GCC} -std=gnu11 -O2 -Wall -Wextra -static ${WB_UAPI} -I${CMAKE_SOURCE_DIR}
-              -o ${CMAKE_BINARY_DIR}/${output} ${source}
-      DEPENDS ${source} ${ARGN}
-      COMMENT "Building ${output} with musl")
-    add_custom_target(${target} ALL DEPENDS ${CMAKE_BINARY_DIR}/${output})
+      OUTPUT ${out}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${out_dir}
+      COMMAND ${MUSL_GCC} -std=gnu11 -O2 -Wall -Wextra -static ${WB_UAPI} -I${CMAKE_SOURCE_DIR} ${defs} -o ${out}
+              ${A_SOURCE}
+      DEPENDS ${A_SOURCE} ${A_DEPENDS}
+      COMMENT "Building ${A_OUTPUT} with musl"
+      VERBATIM)
+    add_custom_target(${A_TARGET} ALL DEPENDS ${out})
   else()
-    add_executable(${target} ${source})
-    target_link_options(${target} PRIVATE -static)
-    set_target_properties(${target} PROPERTIES OUTPUT_NAME ${output} RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+    add_executable(${A_TARGET} ${A_SOURCE})
+    target_compile_definitions(${A_TARGET} PRIVATE ${A_DEFINES})
+    target_link_options(${A_TARGET} PRIVATE -static)
+    set_target_properties(${A_TARGET} PROPERTIES OUTPUT_NAME ${out_name} RUNTIME_OUTPUT_DIRECTORY ${out_dir})
   endif()
 endfunction()

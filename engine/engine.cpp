@@ -221,9 +221,9 @@ Result<PolicyContext> policy_context(const RunRequest& req, const sys::StateDir&
     ctx.program_files.push_back(exe);
     ctx.program_files.push_back(paths::join(paths::parent(exe), "wavebox-shim"));
     // The launcher that becomes this program (launcher/): next to it in a build tree, in bin/
-    // beside libexec/wavebox/ once installed.
+    // once installed (each launcher runs wavebox-core from one place only: its own, here).
     ctx.program_files.push_back(paths::join(paths::parent(exe), "wavebox"));
-    ctx.program_files.push_back(paths::normalize(paths::parent(exe) + "/../../bin/wavebox"));
+    ctx.program_files.push_back(paths::normalize(paths::parent(exe) + "/" WB_LAUNCHER_FROM_CORE));
     if (std::string shim = lnx::shim_path(); !shim.empty()) ctx.program_files.push_back(shim);
   }
   if (req.settings.sandbox.bwrap_path) ctx.program_files.push_back(*req.settings.sandbox.bwrap_path);
@@ -303,9 +303,11 @@ struct EarlyLaunch {
 };
 
 std::string take_inherited_launch() {
-  const char* v = std::getenv(WB_ENV_EARLY_LAUNCH);
+  char* v = std::getenv(WB_ENV_EARLY_LAUNCH);
   if (!v) return {};
   std::string out = v;
+  // Blanked where it lies too (the environment block /proc/PID/environ shows), then removed.
+  std::memset(v, ' ', out.size());
   ::unsetenv(WB_ENV_EARLY_LAUNCH);
   return out;
 }
@@ -334,8 +336,9 @@ std::shared_ptr<EarlyLaunch> start_early(const int stdio[3], const Logger& log, 
   if (!inherited.empty()) {
     pid_t pid = -1;
     int fds[WB_EARLY_FDS];
-    if (parse_inherited(inherited, pid, fds, adopted_shim, adopted_bwrap)) {
-      auto l = lnx::adopt_launch(pid, fds, lnx::stderr_relayable(stdio), {kLaunchPath}, log);
+    const std::string shim = lnx::shim_path();
+    if (parse_inherited(inherited, pid, fds, adopted_shim, adopted_bwrap) && !shim.empty() && adopted_shim == shim) {
+      auto l = lnx::adopt_launch(pid, fds, shim, lnx::stderr_relayable(stdio), {kLaunchPath}, log);
       if (l.ok()) adopted = std::move(*l);
     }
   }
@@ -347,7 +350,7 @@ std::shared_ptr<EarlyLaunch> start_early(const int stdio[3], const Logger& log, 
   early->state = std::move(*state);
   std::copy(stdio, stdio + 3, early->stdio);
   // The launcher's, when it started what this process would (else it ends, unused, here).
-  if (adopted && adopted_bwrap == early->bwrap.path && adopted_shim == lnx::shim_path()) {
+  if (adopted && adopted_bwrap == early->bwrap.path) {
     early->launch = std::move(adopted);
     early->by_launcher = true;
     return early;

@@ -30,6 +30,9 @@
 
 #include "bwrap/shim/wire.h"
 
+#ifndef WB_CORE
+#define WB_CORE "wavebox-core"
+#endif
 #ifndef SYS_close_range
 #define SYS_close_range 436
 #endif
@@ -179,9 +182,14 @@ static pid_t start_keeper(const char* shim, const char* bwrap, int fds[WB_EARLY_
   if (pid == 0) child(&c);
   sigprocmask(SIG_SETMASK, &old, NULL);
   if (pid > 0) {
-    fds[WB_EARLY_CONTROL] = sv[0];
-    fds[WB_EARLY_ERROR_PIPE] = ep[0];
+    fds[WB_EARLY_CONTROL] = high(sv[0]);
+    fds[WB_EARLY_ERROR_PIPE] = high(ep[0]);
     sv[0] = ep[0] = -1;
+    if (fds[WB_EARLY_CONTROL] < 0 || fds[WB_EARLY_ERROR_PIPE] < 0) {
+      kill(pid, SIGKILL); /* (its socket or pipe gone: nothing could talk to it) */
+      waitpid(pid, NULL, 0);
+      pid = -1;
+    }
   }
 out:
   if (args_rd >= 0) close(args_rd);
@@ -202,18 +210,20 @@ out:
 }
 
 int main(int argc, char** argv) {
+  /* A caller that ignores SIGCHLD would have the kernel reap the keeper (and, inherited,
+   * wavebox-core's children) behind wavebox's back. */
+  signal(SIGCHLD, SIG_DFL);
   char dir[PATH_MAX], core[PATH_MAX + 64], shim[PATH_MAX + 64];
   if (dir_of_self(dir, sizeof dir) != 0) {
     fprintf(stderr, "wavebox: error: cannot read /proc/self/exe (is /proc mounted?)\n");
     return 125;
   }
-  snprintf(core, sizeof core, "%s/wavebox-core", dir);
-  if (!executable(core)) snprintf(core, sizeof core, "%s/../libexec/wavebox/wavebox-core", dir);
+  /* One place, fixed when this launcher was built (WB_CORE: next to it in a build tree, in
+   * libexec/wavebox/ for an installed one): never a search, whose other candidates would be
+   * programs a sandbox could plant and no run protects. */
+  snprintf(core, sizeof core, "%s/%s", dir, WB_CORE);
   if (!executable(core)) {
-    fprintf(
-        stderr,
-        "wavebox: error: wavebox-core is not installed next to wavebox (%s/ or %s/../libexec/wavebox/); reinstall\n",
-        dir, dir);
+    fprintf(stderr, "wavebox: error: wavebox-core is not installed at %s; reinstall\n", core);
     return 125;
   }
   /* The environment wavebox-core gets: the caller's, without an entry of this name. */

@@ -18,6 +18,21 @@ check "completions for bash, zsh, fish" bash -c '[ -f "$0/share/bash-completion/
 out=$(cd "$WS" && env PATH=/usr/local/bin:/usr/bin:/bin "$prefix/bin/wavebox" run -- sh -c 'echo ran; touch inside; touch /etc/nope 2>/dev/null; echo $WAVEBOX_SANDBOX' 2>&1)
 check "the installed wavebox runs a sandboxed command from elsewhere" bash -c 'grep -qx ran <<<"$0" && grep -qx 1 <<<"$0"' "$out"
 check "and confines it" bash -c '[ -e "$1/inside" ] && grep -q "deny file-write /etc/nope" <<<"$0"' "$out" "$WS"
+# Installed inside the workspace: a sandboxed command may write where the installed launcher does
+# not look (bin/wavebox-core), never where it does; the next run runs only the real wavebox-core.
+inst="$WS/_inst"
+cmake --install "$build" --prefix "$inst" >"$SCRATCH/install2.log" 2>&1
+(cd "$WS" && env PATH=/usr/local/bin:/usr/bin:/bin "$inst/bin/wavebox" run -- sh -c '
+  plant() { printf "#!/bin/sh\ntouch %s/planted-%s\n" "$0" "$2" > "$1" && chmod +x "$1" && echo "wrote $2"; }
+  plant _inst/bin/wavebox-core bin "$0"; plant _inst/libexec/wavebox/wavebox-core libexec "$0" 2>/dev/null
+  plant _inst/libexec/wavebox/wavebox-shim shim "$0" 2>/dev/null; plant _inst/bin/wavebox launcher "$0" 2>/dev/null
+  true' "$SCRATCH") >"$SCRATCH/plant.out" 2>&1
+check "the installed launcher's own programs are protected inside (what was written: $(grep wrote "$SCRATCH/plant.out" | tr '\n' ' '))" \
+  bash -c '! grep -qE "wrote (libexec|shim|launcher)" "$0"' "$SCRATCH/plant.out"
+out=$(cd "$WS" && env PATH=/usr/local/bin:/usr/bin:/bin "$inst/bin/wavebox" run -- sh -c 'echo ran-again' 2>&1)
+check "and the next run runs the real wavebox-core, nothing planted" \
+  bash -c 'grep -qx ran-again <<<"$0" && ! ls "$1"/planted-* >/dev/null 2>&1' "$out" "$SCRATCH"
+rm -rf "$inst"
 if command -v bash >/dev/null; then
   bash -c ". '$prefix/share/bash-completion/completions/wavebox' && complete -p wavebox" >/dev/null 2>&1
   check "the bash completion loads" [ $? -eq 0 ]

@@ -190,6 +190,48 @@ if [ -x "$core" ]; then
   check "with the command line its caller gave" bash -c 'tr "\0" " " < /proc/$0/cmdline | grep -q "^$1 run -- sleep 2"' "$runner" "$WAVEBOX"
   kill -9 "$runner" 2>/dev/null
   wait "$runner" 2>/dev/null
+  # /proc/PID/environ of the running wavebox no longer shows the record's numbers.
+  (cd "$WS" && exec "$WAVEBOX" run -- sleep 1) &
+  runner=$!
+  for i in $(seq 1 40); do case "$(readlink /proc/$runner/exe)" in */wavebox-core) break ;; esac; sleep 0.05; done
+  sleep 0.1
+  check "the record is blanked in the process's environment block" \
+    bash -c '! tr "\0" "\n" < /proc/$0/environ | grep -q "^WAVEBOX_EARLY_LAUNCH=.*[0-9]"' "$runner"
+  wait "$runner" 2>/dev/null
+  # A forged record naming a child of the process that is not the shim is not taken.
+  cat > "$SCRATCH/forge.py" <<'PY'
+import os, socket, sys, time
+r = [os.pipe() for _ in range(4)]
+a, b = socket.socketpair(), socket.socketpair()
+m = [os.memfd_create(n, 0) for n in "fsm"]
+rec = [r[0][0], r[0][1], r[1][1], r[2][0], r[2][1], a[0].fileno()] + m + [b[0].fileno(), r[3][0]]
+for f in rec:
+    os.set_inheritable(f, True)
+pid = os.fork()
+if pid == 0:
+    time.sleep(2)
+    os._exit(0)
+env = dict(os.environ, WAVEBOX_EARLY_LAUNCH="%d %s %s\n%s" % (pid, " ".join(map(str, rec)), sys.argv[2], "/usr/bin/bwrap"))
+os.execve(sys.argv[1], [sys.argv[1], "run", "-v", "--", "sh", "-c", "echo RAN; ls /proc/self/fd | wc -l"], env)
+PY
+  OUT=$(cd "$WS" && python3 "$SCRATCH/forge.py" "$core" "$(dirname "$WAVEBOX")/wavebox-shim" 2>&1)
+  check "a forged record naming another child of the process is not taken" \
+    bash -c 'grep -qx RAN <<<"$0" && ! grep -q "the launcher started" <<<"$0" && grep -qx 4 <<<"$0"' "$OUT"
+  # A caller that ignores SIGCHLD still gets the command's status.
+  ign='import os, signal, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])'
+  OUT=$(cd "$WS" && python3 -c "$ign" "$WAVEBOX" run -- sh -c 'echo ok; exit 3' 2>&1)
+  rc=$?
+  check "a caller ignoring SIGCHLD gets the command's output and status ($rc: $OUT)" [ "$OUT:$rc" = ok:3 ]
+  # The launcher runs wavebox-core from one place only: not from ../libexec/wavebox/, which a
+  # sandbox whose workspace holds the build tree could plant, while its own is missing.
+  mkdir -p "$WS/b"
+  cp "$WAVEBOX" "$core" "$(dirname "$WAVEBOX")/wavebox-shim" "$WS/b/"
+  (cd "$WS" && "$WS/b/wavebox" run -- sh -c 'mkdir -p libexec/wavebox; printf "#!/bin/sh\ntouch %s/planted\n" "$0" > libexec/wavebox/wavebox-core; chmod +x libexec/wavebox/wavebox-core' "$SCRATCH") >/dev/null 2>&1
+  chmod -x "$WS/b/wavebox-core"
+  OUT=$(cd "$WS" && "$WS/b/wavebox" run -- true 2>&1)
+  check "a build tree's launcher without its wavebox-core exits 125 and runs nothing planted" \
+    bash -c '[ "$1" -eq 125 ] && [ ! -e "$2/planted" ]' "$OUT" "$?" "$SCRATCH"
+  rm -rf "$WS/b" "$WS/libexec"
   mkdir -p "$SCRATCH/alone"
   cp "$WAVEBOX" "$SCRATCH/alone/wavebox"
   OUT=$("$SCRATCH/alone/wavebox" run -- true 2>&1)
