@@ -293,15 +293,26 @@ int Supervisor::parent_of(pid_t pid, long long dirfd, const std::string& path, P
   return 0;
 }
 
+namespace {
+// A refusal says what to do, as a refused write of a protected file does (core/policy.hpp,
+// protection_reason): the name is the user's to make, outside the sandbox.
+std::string with_remedy(std::string why, const char* verb) {
+  if (!why.empty() && why.find("outside the sandbox") == std::string::npos) {
+    why += fmt::format("; {} it outside the sandbox", verb);
+  }
+  return why;
+}
+}  // namespace
+
 std::string Supervisor::refusal(const std::string& path, int parent, bool tree) {
-  if (const Late* l = late_guard(path, tree)) return l->why;
+  if (const Late* l = late_guard(path, tree)) return with_remedy(l->why, "create");
   if (!writable_(path)) return {};  // the mounts refuse it anyway, and say so with EROFS
   const bool in_new = is_new_dir(parent);
   std::string why = refuses_(path, in_new, tree);
   if (why.empty() && in_new && !refuses_(path, false, tree).empty() && allowed_new_.size() < 1000) {
     allowed_new_.push_back(path);
   }
-  return why;
+  return with_remedy(std::move(why), "create");
 }
 
 namespace {
@@ -644,7 +655,7 @@ Performed Supervisor::perform_rename(pid_t pid, int nr, const unsigned long long
     std::string from = paths::join(op.path, op.name);
     if (std::string why = writable_(from) ? moving_(from) : std::string(); !why.empty()) {
       r = failed(r, EACCES);
-      r.refused = why;
+      r.refused = with_remedy(std::move(why), "move");
       r.path = from;
       return r;
     }

@@ -217,6 +217,7 @@ for f in .envrc .cursor .devcontainer .gemini .zed .vscode .mcp.json pkg/.envrc 
 done
 check "auto-loaded: .gitmodules unchanged" grep -q 'submodule "lib"' "$WS/.gitmodules"
 check "auto-loaded: refusals are reported with the reason" grep -q "deny file-write $WS/.envrc (protected name: direnv" <<<"$OUT"
+check "and with what to do" grep -q "deny file-write $WS/.envrc (protected name: direnv.*; create it outside the sandbox)" <<<"$OUT"
 
 # --- HOME as the workspace: what the host runs from home stays protected.
 cd "$HOME" || exit 1
