@@ -43,27 +43,23 @@ Probed probe(const Settings& s) {
   return p;
 }
 
-nlohmann::json facts(const Options& o, const Environment& env, Probed& p) {
-  const Settings& s = env.settings;
+// The platform: bwrap, namespaces, seccomp, who places the mounts, how reads are reported, limits.
+nlohmann::json platform_facts(Probed& p) {
   auto& state = p.state;
-  const auto& plat = p.plat;
   const auto& bwrap = p.bwrap;
-  const auto& userns = p.userns;
-  const auto& seccomp = p.seccomp;
-  const bool usable = p.usable;
   nlohmann::json j;
-  j["platform"] = sys::platform_name(plat.platform);
-  j["kernel"] = plat.kernel;
+  j["platform"] = sys::platform_name(p.plat.platform);
+  j["kernel"] = p.plat.kernel;
   j["bwrap"] = {
       {"path", bwrap.path},
       {"version", bwrap.version_text},
       {"found", !bwrap.path.empty()},
       {"hint",
        bwrap.path.empty() ? "apt-get install bubblewrap (Debian/Ubuntu), dnf install bubblewrap (Fedora)" : ""}};
-  j["userNamespaces"] = {{"ok", userns.empty()}, {"reason", userns}};
-  j["seccomp"] = {{"ok", seccomp.empty()}, {"reason", seccomp}};
+  j["userNamespaces"] = {{"ok", p.userns.empty()}, {"reason", p.userns}};
+  j["seccomp"] = {{"ok", p.seccomp.empty()}, {"reason", p.seccomp}};
   j["stateDir"] = state.ok() ? state->root : state.error().message;
-  j["sandboxUsable"] = usable;
+  j["sandboxUsable"] = p.usable;
   // Who places the sandbox's mounts (the key kept its first name: only read-only ones moved then).
   j["readOnlyMounts"] = lnx::shim_mounts_available() ? "wavebox-shim (mount API)" : "bwrap";
   j["mountsPlacedBy"] = j["readOnlyMounts"];
@@ -83,46 +79,58 @@ nlohmann::json facts(const Options& o, const Environment& env, Probed& p) {
   j["readReports"] = {{"exact", exact},
                       {"how", exact ? "each read mask is a FUSE filesystem: every lookup and open in it is reported"
                                     : "recognised in the command's stderr, when it is a pipe of its own: " + no_fuse}};
+  return j;
+}
+
+// The policy the settings make here: the filesystem's paths and the network's allowlist.
+void policy_facts(nlohmann::json& j, const Options& o, const Environment& env, Probed& p) {
+  const Settings& s = env.settings;
+  auto& state = p.state;
+  auto ctx = state.ok() ? engine::policy_context(run_request(o, env), *state) : Result<PolicyContext>(state.error());
+  if (!ctx.ok()) return;
+  auto pol = make_fs_policy(s.sandbox, *ctx, o.network_only);
+  nlohmann::json w = nlohmann::json::array(), dw = nlohmann::json::array(), dr = nlohmann::json::array();
+  for (const auto& x : pol.writable) w.push_back(x.path);
+  for (const auto& x : pol.deny_write) dw.push_back(x.path);
+  for (const auto& x : pol.deny_read) dr.push_back(x.path);
+  j["policy"]["filesystem"] = {
+      {"enabled", pol.enabled}, {"writable", w}, {"denyWrite", dw}, {"denyRead", dr}, {"allowRead", pol.allow_read}};
+  if (pol.strict) {
+    // Mode strict: all that exists inside (the command found on PATH and wavebox-shim are
+    // added per run).
+    nlohmann::json v = nlohmann::json::array();
+    for (const auto& x : lnx::strict_system_paths()) {
+      if (::access(x.c_str(), F_OK) == 0) v.push_back(x);
+    }
+    for (const auto& x : pol.allow_read) v.push_back(x);
+    j["policy"]["filesystem"]["visible"] = v;
+    j["mountsPlacedBy"] = "bwrap (mode strict: an empty root)";
+    j["readReports"] = {{"exact", false},
+                        {"how", "recognised in the command's stderr, when it is a pipe of its own: mode strict"}};
+  }
+  // What a client inside has: the proxies, and for the others the sandbox's own resolver and
+  // the transparent ports (80, 443 and the allowlist's own).
+  std::vector<int> ports = {80, 443};
+  const std::vector<int> own = allowlist_ports(s.sandbox.network.allowed_domains);
+  ports.insert(ports.end(), own.begin(), own.begin() + std::min<size_t>(own.size(), WB_MAX_EXTRA_PORTS));
+  j["policy"]["network"] = {{"allowedDomains", s.sandbox.network.allowed_domains},
+                            {"deniedDomains", s.sandbox.network.denied_domains},
+                            {"proxies", {"http://127.0.0.1:3128", "socks5h://127.0.0.1:1080"}},
+                            {"resolver", "port 53 (UDP, TCP) of every address inside; answers allowed names only"},
+                            {"transparentPorts", ports},
+                            {"allowUnixSockets", s.sandbox.network.allow_unix_sockets}};
+}
+
+nlohmann::json facts(const Options& o, const Environment& env, Probed& p) {
+  const Settings& s = env.settings;
+  nlohmann::json j = platform_facts(p);
   j["settingsFiles"] = env.read_files;
   j["builtinDefaultProfile"] = s.builtin_default;
   j["policy"] = {{"enabled", s.sandbox.enabled},
                  {"mode", mode_name(s.sandbox.mode)},
                  {"failIfUnavailable", s.sandbox.fail_if_unavailable},
                  {"proc", s.sandbox.enable_weaker_nested_sandbox ? "host (enableWeakerNestedSandbox)" : "own"}};
-  auto ctx = state.ok() ? engine::policy_context(run_request(o, env), *state) : Result<PolicyContext>(state.error());
-  if (ctx.ok()) {
-    auto pol = make_fs_policy(s.sandbox, *ctx, o.network_only);
-    nlohmann::json w = nlohmann::json::array(), dw = nlohmann::json::array(), dr = nlohmann::json::array();
-    for (const auto& x : pol.writable) w.push_back(x.path);
-    for (const auto& x : pol.deny_write) dw.push_back(x.path);
-    for (const auto& x : pol.deny_read) dr.push_back(x.path);
-    j["policy"]["filesystem"] = {
-        {"enabled", pol.enabled}, {"writable", w}, {"denyWrite", dw}, {"denyRead", dr}, {"allowRead", pol.allow_read}};
-    if (pol.strict) {
-      // Mode strict: all that exists inside (the command found on PATH and wavebox-shim are
-      // added per run).
-      nlohmann::json v = nlohmann::json::array();
-      for (const auto& x : lnx::strict_system_paths()) {
-        if (::access(x.c_str(), F_OK) == 0) v.push_back(x);
-      }
-      for (const auto& x : pol.allow_read) v.push_back(x);
-      j["policy"]["filesystem"]["visible"] = v;
-      j["mountsPlacedBy"] = "bwrap (mode strict: an empty root)";
-      j["readReports"] = {{"exact", false},
-                          {"how", "recognised in the command's stderr, when it is a pipe of its own: mode strict"}};
-    }
-    // What a client inside has: the proxies, and for the others the sandbox's own resolver and
-    // the transparent ports (80, 443 and the allowlist's own).
-    std::vector<int> ports = {80, 443};
-    const std::vector<int> own = allowlist_ports(s.sandbox.network.allowed_domains);
-    ports.insert(ports.end(), own.begin(), own.begin() + std::min<size_t>(own.size(), WB_MAX_EXTRA_PORTS));
-    j["policy"]["network"] = {{"allowedDomains", s.sandbox.network.allowed_domains},
-                              {"deniedDomains", s.sandbox.network.denied_domains},
-                              {"proxies", {"http://127.0.0.1:3128", "socks5h://127.0.0.1:1080"}},
-                              {"resolver", "port 53 (UDP, TCP) of every address inside; answers allowed names only"},
-                              {"transparentPorts", ports},
-                              {"allowUnixSockets", s.sandbox.network.allow_unix_sockets}};
-  }
+  policy_facts(j, o, env, p);
   nlohmann::json table = nlohmann::json::array();
   for (const auto& e : protected_table()) {
     table.push_back({{"path", e.rel},

@@ -223,7 +223,9 @@ Result<PolicyContext> policy_context(const RunRequest& req, const sys::StateDir&
     // The launcher that becomes this program (launcher/): next to it in a build tree, in bin/
     // once installed (each launcher runs wavebox-core from one place only: its own, here).
     ctx.program_files.push_back(paths::join(paths::parent(exe), "wavebox"));
-    ctx.program_files.push_back(paths::normalize(paths::parent(exe) + "/" WB_LAUNCHER_FROM_CORE));
+    if (paths::basename(paths::parent(exe)) == "wavebox") {  // (libexec/wavebox/: installed)
+      ctx.program_files.push_back(paths::normalize(paths::parent(exe) + "/" WB_LAUNCHER_FROM_CORE));
+    }
     if (std::string shim = lnx::shim_path(); !shim.empty()) ctx.program_files.push_back(shim);
   }
   if (req.settings.sandbox.bwrap_path) ctx.program_files.push_back(*req.settings.sandbox.bwrap_path);
