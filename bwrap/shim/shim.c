@@ -674,53 +674,28 @@ static int out_of_reach(const char* path) {
  * and /dev built; the
  * copies and masks are placed in the planned order; directory masks that hold mounts become
  * read-only last; what must be read-only is checked. */
-static int place_mounts(int fd, int* placed) {
-  size_t len = 0;
-  char* buf = read_all(fd, &len);
-  close(fd);
-  if (!buf) return die("reading the mount list");
-  *placed = len > 0;
-  if (len == 0) {
-    free(buf);
-    return 0;
-  }
+/* The mount list's records (pointing into buf), or NULL after saying why. */
+static struct record* parse_mount_list(const char* buf, size_t len, size_t* count) {
   size_t cap = 8, n = 0;
   struct record* r = malloc(cap * sizeof *r);
+  if (!r) return die("the mount list"), NULL;
   const char* p = buf;
   for (;;) {
     const char* f[3];
     int got = wb_next_mount(&p, buf + len, f);
-    if (got < 0) return errno = EINVAL, die("the mount list");
+    if (got < 0) return errno = EINVAL, die("the mount list"), free(r), NULL;
     if (got == 0) break;
     if (n == cap) r = realloc(r, (cap *= 2) * sizeof *r);
-    if (!r) return die("the mount list");
+    if (!r) return die("the mount list"), NULL;
     r[n++] = (struct record){f[0], f[1], f[2], -1, 0, 0, 0, -1, -1};
   }
-  int devices_ro = n == 1 && strcmp(r[0].kind, WB_MOUNT_DEVICES_RO) == 0;
-  if (!devices_ro && (n < 3 || strcmp(r[0].kind, WB_MOUNT_ROOT) != 0 || strcmp(r[1].kind, WB_MOUNT_DEV) != 0 ||
-                      strcmp(r[2].kind, WB_MOUNT_PROC) != 0 ||
-                      (strcmp(r[2].a, WB_PROC_NEW) != 0 && strcmp(r[2].a, WB_PROC_HOST) != 0))) {
-    return errno = EINVAL, die("the mount list");
-  }
-  if (devices_ro) {
-    /* In bwrap's nested user namespace: a mount namespace of our own to mount anything. */
-    if (unshare(CLONE_NEWNS) != 0) return die("a mount namespace of its own");
-    if (make_private() != 0) return 125;
-    return devices_read_only();
-  }
-  /* Still in bwrap's user namespace, which owns bwrap's mount namespace: we mount in that one
-   * (its mounts are slaves of the host's, so nothing we place propagates out). */
-  if (disable_userns() != 0) return 125;
-  if (make_private() != 0) return 125;
+  *count = n;
+  return r;
+}
 
-  int nodes[sizeof kDevNodes / sizeof kDevNodes[0]];
-  char src[64];
-  for (int i = 0; kDevNodes[i]; ++i) {
-    snprintf(src, sizeof src, "/dev/%s", kDevNodes[i]);
-    if ((nodes[i] = clone_node(src)) < 0) return 125;
-  }
-  int console = -1;
-  if (r[1].a[0] && (console = clone_node(r[1].a)) < 0) return 125;
+/* Each record's source, opened (a detached copy of its tree) before /dev is built over the
+ * host's, and its FUSE connection. 0, or an exit status. */
+static int take_sources(struct record* r, size_t n) {
   int fuse_usable = 1; /* until /dev/fuse cannot be opened */
   for (size_t i = 3; i < n; ++i) {
     r[i].fuse = strcmp(r[i].kind, WB_MOUNT_FUSE_DIR) == 0 ? 1 : strcmp(r[i].kind, WB_MOUNT_FUSE_FILE) == 0 ? 2 : 0;
@@ -747,25 +722,12 @@ static int place_mounts(int fd, int* placed) {
     r[i].is_dir = S_ISDIR(st.st_mode);
   }
 
-  int root_ro = strcmp(r[0].a, WB_ROOT_RO) == 0;
-  if (set_attr(AT_FDCWD, "/", AT_RECURSIVE, (root_ro ? MOUNT_ATTR_RDONLY : 0) | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-               0) != 0) {
-    return fail_at("mount_setattr", "/");
-  }
-  /* The host's /proc (enableWeakerNestedSandbox, where a new one is refused) stays where the
-   * tree has it, read-only like the rest of it. */
-  const int host_proc = strcmp(r[2].a, WB_PROC_HOST) == 0;
-  if (host_proc) {
-    if (set_attr(AT_FDCWD, "/proc", AT_RECURSIVE,
-                 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0) != 0) {
-      return fail_at("mount_setattr", "/proc");
-    }
-    if (must_be_read_only("/proc") != 0) return 125;
-  } else if (mount_proc() != 0) {
-    return 125;
-  }
-  if (build_dev(nodes, console) != 0) return 125;
+  return 0;
+}
 
+/* Every record's mount, in the list's order (a mask first, what it holds after). 0, or an exit
+ * status. */
+static int place_records(struct record* r, size_t n) {
   for (size_t i = 3; i < n; ++i) {
     if (r[i].out_of_reach) continue;
     int in_mask = 0;
@@ -803,6 +765,12 @@ static int place_mounts(int fd, int* placed) {
     if (ensure_point(r[i].path, 1, in_mask) != 0) return fail_at("creating the mount point", r[i].path);
     if (move_to(m, r[i].path) != 0) return 125;
   }
+  return 0;
+}
+
+/* Masks that hold mounts read-only once those are placed; then the tree and every read-only
+ * record checked to be read-only. 0, or an exit status. */
+static int seal_read_only(const struct record* r, size_t n, int root_ro) {
   for (size_t i = 3; i < n; ++i) {
     if (strcmp(r[i].kind, WB_MOUNT_TMPFS) == 0 && strcmp(r[i].a, "0000") != 0 && !r[i].out_of_reach &&
         set_attr(AT_FDCWD, r[i].path, 0, MOUNT_ATTR_RDONLY, 0) != 0) {
@@ -818,6 +786,69 @@ static int place_mounts(int fd, int* placed) {
       return 125;
     }
   }
+  return 0;
+}
+
+static int place_mounts(int fd, int* placed) {
+  size_t len = 0;
+  char* buf = read_all(fd, &len);
+  close(fd);
+  if (!buf) return die("reading the mount list");
+  *placed = len > 0;
+  if (len == 0) {
+    free(buf);
+    return 0;
+  }
+  size_t n = 0;
+  struct record* r = parse_mount_list(buf, len, &n);
+  if (!r) return 125;
+  int devices_ro = n == 1 && strcmp(r[0].kind, WB_MOUNT_DEVICES_RO) == 0;
+  if (!devices_ro && (n < 3 || strcmp(r[0].kind, WB_MOUNT_ROOT) != 0 || strcmp(r[1].kind, WB_MOUNT_DEV) != 0 ||
+                      strcmp(r[2].kind, WB_MOUNT_PROC) != 0 ||
+                      (strcmp(r[2].a, WB_PROC_NEW) != 0 && strcmp(r[2].a, WB_PROC_HOST) != 0))) {
+    return errno = EINVAL, die("the mount list");
+  }
+  if (devices_ro) {
+    /* In bwrap's nested user namespace: a mount namespace of our own to mount anything. */
+    if (unshare(CLONE_NEWNS) != 0) return die("a mount namespace of its own");
+    if (make_private() != 0) return 125;
+    return devices_read_only();
+  }
+  /* Still in bwrap's user namespace, which owns bwrap's mount namespace: we mount in that one
+   * (its mounts are slaves of the host's, so nothing we place propagates out). */
+  if (disable_userns() != 0) return 125;
+  if (make_private() != 0) return 125;
+
+  int nodes[sizeof kDevNodes / sizeof kDevNodes[0]];
+  char src[64];
+  for (int i = 0; kDevNodes[i]; ++i) {
+    snprintf(src, sizeof src, "/dev/%s", kDevNodes[i]);
+    if ((nodes[i] = clone_node(src)) < 0) return 125;
+  }
+  int console = -1;
+  if (r[1].a[0] && (console = clone_node(r[1].a)) < 0) return 125;
+  if (take_sources(r, n) != 0) return 125;
+  int root_ro = strcmp(r[0].a, WB_ROOT_RO) == 0;
+  if (set_attr(AT_FDCWD, "/", AT_RECURSIVE, (root_ro ? MOUNT_ATTR_RDONLY : 0) | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+               0) != 0) {
+    return fail_at("mount_setattr", "/");
+  }
+  /* The host's /proc (enableWeakerNestedSandbox, where a new one is refused) stays where the
+   * tree has it, read-only like the rest of it. */
+  const int host_proc = strcmp(r[2].a, WB_PROC_HOST) == 0;
+  if (host_proc) {
+    if (set_attr(AT_FDCWD, "/proc", AT_RECURSIVE,
+                 MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0) != 0) {
+      return fail_at("mount_setattr", "/proc");
+    }
+    if (must_be_read_only("/proc") != 0) return 125;
+  } else if (mount_proc() != 0) {
+    return 125;
+  }
+  if (build_dev(nodes, console) != 0) return 125;
+
+  if (place_records(r, n) != 0) return 125;
+  if (seal_read_only(r, n, root_ro) != 0) return 125;
   free(r);
   free(buf);
   /* bwrap entered the working directory in the host's tree: enter it again, so it lies on top
@@ -926,6 +957,61 @@ static int empty_namespace(void) {
   return emptied;
 }
 
+/* In the keeper's network namespace: the loopback up, the proxy's, resolver's and transparent
+ * listeners bound, and a socket-diagnostics socket; their count (fds in WB_WORD_LISTENERS's
+ * order). A step that fails ends the keeper, saying which. */
+static int make_listeners(int errfd, int fds[WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS]) {
+  /* The loopback must be raised by a process inside the namespace: an ioctl, not `ip`. */
+  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof ifr);
+  strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+  if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) != 0) fail_step(errfd, WB_STEP_LOOPBACK);
+  ifr.ifr_flags = (short)(ifr.ifr_flags | IFF_UP | IFF_RUNNING);
+  if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0) fail_step(errfd, WB_STEP_LOOPBACK);
+  close(s);
+  /* Every connection in this namespace runs over its loopback, where a pacing congestion control
+   * (bbr, a common host default the namespace inherits) only costs: a timer per burst, a third of
+   * the proxy's download speed measured here. cubic, else reno; a speed choice, so a refusal
+   * leaves the inherited one. */
+  if (write_file("/proc/sys/net/ipv4/tcp_congestion_control", "cubic") != 0)
+    (void)write_file("/proc/sys/net/ipv4/tcp_congestion_control", "reno");
+  int lh = listener(WB_HTTP_PORT), ls = listener(WB_SOCKS_PORT);
+  if (lh < 0 || ls < 0) fail_step(errfd, WB_STEP_LISTENERS);
+  /* DNS and transparent TCP: the namespace's resolver (port 53, UDP) and the listeners for the
+   * pool's addresses (ports 80 and 443 of every address). */
+  add_local_addresses();
+  int dns = any_address(SOCK_DGRAM, WB_DNS_PORT), dns_tcp = any_address(SOCK_STREAM, WB_DNS_PORT);
+  int t80 = any_address(SOCK_STREAM, 80), t443 = any_address(SOCK_STREAM, 443);
+  if (dns < 0 || dns_tcp < 0 || t80 < 0 || t443 < 0) fail_step(errfd, WB_STEP_LISTENERS);
+
+  /* The listeners go out first: wavebox serves them and plans the sandbox meanwhile. bwrap
+   * starts at once too, and waits for its argument list, which wavebox writes into a pipe, before
+   * or once it has planned (or wavebox kills us, and with us everything below). */
+  /* And a socket-diagnostics socket of this namespace: wavebox asks it which Unix sockets the
+   * sandbox has bound (a connect to any other is a host daemon's). */
+  int diag = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+  if (diag < 0) fail_step(errfd, WB_STEP_LISTENERS);
+  const int first[WB_KEEPER_FDS] = {lh, ls, diag, dns, dns_tcp, t80, t443};
+  memcpy(fds, first, sizeof first);
+  int nfds = WB_KEEPER_FDS;
+  /* The allowlist's own ports (github.com:22, a database's): a listener each, as for 80 and 443. */
+  const char* extra = getenv(WB_ENV_TCP_PORTS);
+  while (extra && *extra && nfds < WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS) {
+    char* end = NULL;
+    long port = strtol(extra, &end, 10);
+    if (end == extra) break;
+    if (port > 0 && port < 65536 && port != 80 && port != 443 && port != WB_HTTP_PORT && port != WB_SOCKS_PORT &&
+        port != WB_DNS_PORT) {
+      int l = any_address(SOCK_STREAM, (int)port);
+      if (l < 0) fail_step(errfd, WB_STEP_LISTENERS);
+      fds[nfds++] = l;
+    }
+    extra = *end == ',' ? end + 1 : end;
+  }
+  return nfds;
+}
+
 static int keeper(int argc, char** argv) {
   if (argc < 8) return 125;
   pid_t parent = (pid_t)atol(argv[2]);
@@ -973,53 +1059,8 @@ static int keeper(int argc, char** argv) {
   if (config_len > sizeof config || read_full(sock, config, config_len) != 0 || wb_net_config(config, config_len) < 0)
     fail_step(errfd, WB_STEP_NET_CONFIG);
   for (char* p = config; p < config + config_len; p += strlen(p) + 1) putenv(p);
-  /* The loopback must be raised by a process inside the namespace: an ioctl, not `ip`. */
-  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  struct ifreq ifr;
-  memset(&ifr, 0, sizeof ifr);
-  strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
-  if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) != 0) fail_step(errfd, WB_STEP_LOOPBACK);
-  ifr.ifr_flags = (short)(ifr.ifr_flags | IFF_UP | IFF_RUNNING);
-  if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0) fail_step(errfd, WB_STEP_LOOPBACK);
-  close(s);
-  /* Every connection in this namespace runs over its loopback, where a pacing congestion control
-   * (bbr, a common host default the namespace inherits) only costs: a timer per burst, a third of
-   * the proxy's download speed measured here. cubic, else reno; a speed choice, so a refusal
-   * leaves the inherited one. */
-  if (write_file("/proc/sys/net/ipv4/tcp_congestion_control", "cubic") != 0)
-    (void)write_file("/proc/sys/net/ipv4/tcp_congestion_control", "reno");
-  int lh = listener(WB_HTTP_PORT), ls = listener(WB_SOCKS_PORT);
-  if (lh < 0 || ls < 0) fail_step(errfd, WB_STEP_LISTENERS);
-  /* DNS and transparent TCP: the namespace's resolver (port 53, UDP) and the listeners for the
-   * pool's addresses (ports 80 and 443 of every address). */
-  add_local_addresses();
-  int dns = any_address(SOCK_DGRAM, WB_DNS_PORT), dns_tcp = any_address(SOCK_STREAM, WB_DNS_PORT);
-  int t80 = any_address(SOCK_STREAM, 80), t443 = any_address(SOCK_STREAM, 443);
-  if (dns < 0 || dns_tcp < 0 || t80 < 0 || t443 < 0) fail_step(errfd, WB_STEP_LISTENERS);
-
-  /* The listeners go out first: wavebox serves them and plans the sandbox meanwhile. bwrap
-   * starts at once too, and waits for its argument list, which wavebox writes into a pipe, before
-   * or once it has planned (or wavebox kills us, and with us everything below). */
-  /* And a socket-diagnostics socket of this namespace: wavebox asks it which Unix sockets the
-   * sandbox has bound (a connect to any other is a host daemon's). */
-  int diag = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-  if (diag < 0) fail_step(errfd, WB_STEP_LISTENERS);
-  int fds[WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS] = {lh, ls, diag, dns, dns_tcp, t80, t443};
-  int nfds = WB_KEEPER_FDS;
-  /* The allowlist's own ports (github.com:22, a database's): a listener each, as for 80 and 443. */
-  const char* extra = getenv(WB_ENV_TCP_PORTS);
-  while (extra && *extra && nfds < WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS) {
-    char* end = NULL;
-    long port = strtol(extra, &end, 10);
-    if (end == extra) break;
-    if (port > 0 && port < 65536 && port != 80 && port != 443 && port != WB_HTTP_PORT && port != WB_SOCKS_PORT &&
-        port != WB_DNS_PORT) {
-      int l = any_address(SOCK_STREAM, (int)port);
-      if (l < 0) fail_step(errfd, WB_STEP_LISTENERS);
-      fds[nfds++] = l;
-    }
-    extra = *end == ',' ? end + 1 : end;
-  }
+  int fds[WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS];
+  const int nfds = make_listeners(errfd, fds);
   char hello[2] = {WB_WORD_LISTENERS, (char)nfds};
   if (send_fds(sock, fds, nfds, hello, 2) != 0) fail_step(errfd, WB_STEP_HAND_OVER);
   for (int i = 0; i < nfds; ++i) close(fds[i]);
@@ -1098,23 +1139,11 @@ static char** read_go_spec(char** args, int fd, const char** cwd, char*** envp) 
   return av;
 }
 
-static int observed_init(char** args) {
-  /* From here on, bwrap's death (which follows wavebox's) kills us, and with pid 1 the sandbox. */
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return die("parent-death signal");
-  char** argv = read_spec(args);
-  if (!argv) return errno = EINVAL, die("reading the command");
-  int filter_fd = atoi(argv[1]);
-  int sock_fd = atoi(argv[2]);
-  int mounts_fd = atoi(argv[4]);
-  /* bwrap may have run us before the sandbox was planned: the mount list (and the filter) are
-   * ready when wavebox sends 'M'. Anything else, or its end of the socket closing (wavebox gave
-   * up, or died), and nothing is placed and nothing runs. */
-  int standby = 0, spec_fd = -1, tty = 0;
-  if (receive_word(sock_fd, WB_WORD_START, &standby, NULL, &tty) != 0) return 125;
+/* Places every mount of the list. Every mount's source is held open until the tree is made
+ * read-only: a workspace with many protected folders (node_modules) needs more than the usual 1024
+ * descriptors; the caller's limit is back before the command starts. 0, or an exit status. */
+static int place_all_mounts(int mounts_fd) {
   int placed = 0;
-  /* Every mount's source is held open until the tree is made read-only: a workspace with many
-   * protected folders (node_modules) needs more than the usual 1024 descriptors. The caller's
-   * limit is back before the command starts. */
   struct rlimit nofile;
   int raised = 0;
   if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
@@ -1124,6 +1153,12 @@ static int observed_init(char** args) {
   if (place_mounts(mounts_fd, &placed) != 0) return 125;
   if (raised && setrlimit(RLIMIT_NOFILE, &nofile) != 0) return die("restoring RLIMIT_NOFILE");
   if (!placed) return errno = EINVAL, die("the mount list is empty");
+  return 0;
+}
+
+/* No capabilities, no new privileges, the filter loaded with its listener, and the listener (and
+ * the FUSE masks' connections) handed to wavebox, which must answer. 0, or an exit status. */
+static int lock_down_and_hand_over(int filter_fd, int sock_fd) {
   if (drop_capabilities() != 0) return 125;
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return die("no_new_privs");
   /* One program refuses and reports (bwrap was not given it: its mount calls would have been
@@ -1159,6 +1194,74 @@ static int observed_init(char** args) {
   if (fcntl(sock_fd, F_SETFD, FD_CLOEXEC) != 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
     return die("keeping the socket to wavebox");
   }
+  return 0;
+}
+
+/* The command, in a child of ours (we stay pid 1): its process group, the terminal's foreground,
+ * its limits, then exec. Returns the child's pid, or -1 when fork failed. */
+static pid_t start_command(char** argv, const struct wb_limits* limits, int tty) {
+  const struct wb_limits lim = *limits;
+  pid_t child = fork();
+  if (child != 0) return child;
+  /* A process group of its own: wavebox forwards terminal signals to it. */
+  setpgid(0, 0);
+  if (tty) {
+    signal(SIGTTOU, SIG_IGN); /* (a group not yet in the foreground may take it) */
+    if (tcsetpgrp(0, getpid()) != 0) _exit(die("the terminal's foreground"));
+    signal(SIGTTOU, SIG_DFL);
+  }
+  struct rlimit r;
+  if (lim.cpu_seconds) {
+    r.rlim_cur = r.rlim_max = lim.cpu_seconds;
+    if (setrlimit(RLIMIT_CPU, &r) != 0) _exit(die("RLIMIT_CPU"));
+  }
+  if (lim.processes) {
+    r.rlim_cur = r.rlim_max = lim.processes;
+    if (setrlimit(RLIMIT_NPROC, &r) != 0) _exit(die("RLIMIT_NPROC"));
+  }
+  if (lim.memory_mb) {
+    r.rlim_cur = r.rlim_max = lim.memory_mb * 1024 * 1024;
+    if (setrlimit(RLIMIT_AS, &r) != 0) _exit(die("RLIMIT_AS"));
+  }
+  /* wavebox found the command on PATH already (the sandbox sees the same PATH and files):
+   * no failed exec per PATH entry before it. Any failure leaves it to execvp, as before. */
+  const char* file = strcmp(argv[5], "-") != 0 ? argv[5] : argv[6];
+  if (file != argv[6]) execv(file, argv + 6);
+  execvp(argv[6], argv + 6);
+  int err = errno;
+  if (err == ENOEXEC) {
+    /* An executable text without "#!": a shell runs it, as execvp(3) does in glibc and as
+     * shells do (musl's execvp leaves it to the caller). */
+    int n = 0;
+    while (argv[6 + n]) ++n;
+    char** sh = calloc((size_t)n + 2, sizeof *sh);
+    if (sh) {
+      sh[0] = "sh";
+      sh[1] = (char*)file;
+      for (int i = 1; i < n; ++i) sh[i + 1] = argv[6 + i];
+      execv("/bin/sh", sh);
+    }
+    err = ENOEXEC;
+  }
+  fprintf(stderr, "wavebox: %s: %s\n", argv[6], err == ENOENT ? "command not found" : strerror(err));
+  _exit(err == ENOENT ? 127 : 126);
+}
+
+static int observed_init(char** args) {
+  /* From here on, bwrap's death (which follows wavebox's) kills us, and with pid 1 the sandbox. */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return die("parent-death signal");
+  char** argv = read_spec(args);
+  if (!argv) return errno = EINVAL, die("reading the command");
+  int filter_fd = atoi(argv[1]);
+  int sock_fd = atoi(argv[2]);
+  int mounts_fd = atoi(argv[4]);
+  /* bwrap may have run us before the sandbox was planned: the mount list (and the filter) are
+   * ready when wavebox sends 'M'. Anything else, or its end of the socket closing (wavebox gave
+   * up, or died), and nothing is placed and nothing runs. */
+  int standby = 0, spec_fd = -1, tty = 0;
+  if (receive_word(sock_fd, WB_WORD_START, &standby, NULL, &tty) != 0) return 125;
+  if (place_all_mounts(mounts_fd) != 0) return 125;
+  if (lock_down_and_hand_over(filter_fd, sock_fd) != 0) return 125;
   if (standby) {
     /* Made ahead (serve): the command, its directory and environment come now, or never. */
     if (receive_word(sock_fd, WB_WORD_GO, NULL, &spec_fd, NULL) != 0) return 125;
@@ -1185,52 +1288,8 @@ static int observed_init(char** args) {
    * keeps that group from being orphaned, so the terminal's Ctrl-Z stops it (and bash's jobs
    * inside), and we see it stop. */
   if (tty && ioctl(0, TIOCSCTTY, 0) != 0) return die("taking the terminal");
-  pid_t child = fork();
+  pid_t child = start_command(argv, &lim, tty);
   if (child < 0) return die("fork");
-  if (child == 0) {
-    /* A process group of its own: wavebox forwards terminal signals to it. */
-    setpgid(0, 0);
-    if (tty) {
-      signal(SIGTTOU, SIG_IGN); /* (a group not yet in the foreground may take it) */
-      if (tcsetpgrp(0, getpid()) != 0) _exit(die("the terminal's foreground"));
-      signal(SIGTTOU, SIG_DFL);
-    }
-    struct rlimit r;
-    if (lim.cpu_seconds) {
-      r.rlim_cur = r.rlim_max = lim.cpu_seconds;
-      if (setrlimit(RLIMIT_CPU, &r) != 0) _exit(die("RLIMIT_CPU"));
-    }
-    if (lim.processes) {
-      r.rlim_cur = r.rlim_max = lim.processes;
-      if (setrlimit(RLIMIT_NPROC, &r) != 0) _exit(die("RLIMIT_NPROC"));
-    }
-    if (lim.memory_mb) {
-      r.rlim_cur = r.rlim_max = lim.memory_mb * 1024 * 1024;
-      if (setrlimit(RLIMIT_AS, &r) != 0) _exit(die("RLIMIT_AS"));
-    }
-    /* wavebox found the command on PATH already (the sandbox sees the same PATH and files):
-     * no failed exec per PATH entry before it. Any failure leaves it to execvp, as before. */
-    const char* file = strcmp(argv[5], "-") != 0 ? argv[5] : argv[6];
-    if (file != argv[6]) execv(file, argv + 6);
-    execvp(argv[6], argv + 6);
-    int err = errno;
-    if (err == ENOEXEC) {
-      /* An executable text without "#!": a shell runs it, as execvp(3) does in glibc and as
-       * shells do (musl's execvp leaves it to the caller). */
-      int n = 0;
-      while (argv[6 + n]) ++n;
-      char** sh = calloc((size_t)n + 2, sizeof *sh);
-      if (sh) {
-        sh[0] = "sh";
-        sh[1] = (char*)file;
-        for (int i = 1; i < n; ++i) sh[i + 1] = argv[6 + i];
-        execv("/bin/sh", sh);
-      }
-      err = ENOEXEC;
-    }
-    fprintf(stderr, "wavebox: %s: %s\n", argv[6], err == ENOENT ? "command not found" : strerror(err));
-    _exit(err == ENOENT ? 127 : 126);
-  }
   /* As init: reap everything; when the command ends, so does the sandbox. */
   int status = reap_until(child, tty ? sock_fd : -1);
   /* Our output is the command's: let go of it, so a caller reading it sees its end now. Then,
