@@ -364,6 +364,44 @@ Performed Supervisor::unix_bind(pid_t pid, const unsigned long long* a) {
   return Performed{};  // a Unix name, checked: the kernel binds it with the caller's path
 }
 
+namespace {
+
+// An inet socket's connect, made here on the socket itself with the address read once: continued,
+// the kernel would look the descriptor up again, and another thread could have put a Unix socket
+// there meanwhile (dup2), which the kernel would then connect to a host socket's path unchecked.
+// The namespace and the proxy decide.
+Performed connect_inet(pid_t pid, int sock, const unsigned long long* a) {
+  Performed r;
+  r.handled = true;
+  struct sockaddr_storage ss {};
+  size_t len = std::min<size_t>(a[2], sizeof ss);
+  size_t got = 0;
+  if (a[2] != 0 && (a[1] == 0 || !read_caller_memory(pid, a[1], &ss, len, &got) || got < len)) {
+    r.error = EFAULT;
+    return r;
+  }
+  if (::connect(sock, got ? reinterpret_cast<sockaddr*>(&ss) : nullptr, static_cast<socklen_t>(got)) < 0) {
+    r.error = errno;
+    // Nowhere to go from the sandbox's namespace: an address that is not its own (the proxy's,
+    // the resolver's pool, its loopback). Said; what those refuse they report themselves.
+    if (r.error == ENETUNREACH || r.error == EHOSTUNREACH) {
+      char ip[INET6_ADDRSTRLEN] = {0};
+      if (ss.ss_family == AF_INET) {
+        auto* in = reinterpret_cast<struct sockaddr_in*>(&ss);
+        ::inet_ntop(AF_INET, &in->sin_addr, ip, sizeof ip);
+        r.direct = fmt::format("{}:{}", ip, ntohs(in->sin_port));
+      } else if (ss.ss_family == AF_INET6) {
+        auto* in6 = reinterpret_cast<struct sockaddr_in6*>(&ss);
+        ::inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof ip);
+        r.direct = fmt::format("[{}]:{}", ip, ntohs(in6->sin6_port));
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
 Performed Supervisor::unix_address(pid_t pid, const unsigned long long* a) {
   Performed r;
   // What kind of socket this is comes from the socket itself, never from the caller's memory:
@@ -377,35 +415,7 @@ Performed Supervisor::unix_address(pid_t pid, const unsigned long long* a) {
   socklen_t dlen = sizeof domain;
   r.handled = true;
   if (sock.valid() && ::getsockopt(sock.get(), SOL_SOCKET, SO_DOMAIN, &domain, &dlen) == 0 && domain != AF_UNIX) {
-    // inet: the namespace and the proxy decide, but the connect is made here, on this very
-    // socket with the address read once: continued, the kernel would look the descriptor up
-    // again, and another thread could have put a Unix socket there meanwhile (dup2), which the
-    // kernel would then connect to a host socket's path unchecked.
-    struct sockaddr_storage ss {};
-    size_t len = std::min<size_t>(a[2], sizeof ss);
-    size_t got = 0;
-    if (a[2] != 0 && (a[1] == 0 || !read_caller_memory(pid, a[1], &ss, len, &got) || got < len)) {
-      r.error = EFAULT;
-      return r;
-    }
-    if (::connect(sock.get(), got ? reinterpret_cast<sockaddr*>(&ss) : nullptr, static_cast<socklen_t>(got)) < 0) {
-      r.error = errno;
-      // Nowhere to go from the sandbox's namespace: an address that is not its own (the proxy's,
-      // the resolver's pool, its loopback). Said; what those refuse they report themselves.
-      if (r.error == ENETUNREACH || r.error == EHOSTUNREACH) {
-        char ip[INET6_ADDRSTRLEN] = {0};
-        if (ss.ss_family == AF_INET) {
-          auto* in = reinterpret_cast<struct sockaddr_in*>(&ss);
-          ::inet_ntop(AF_INET, &in->sin_addr, ip, sizeof ip);
-          r.direct = fmt::format("{}:{}", ip, ntohs(in->sin_port));
-        } else if (ss.ss_family == AF_INET6) {
-          auto* in6 = reinterpret_cast<struct sockaddr_in6*>(&ss);
-          ::inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof ip);
-          r.direct = fmt::format("[{}]:{}", ip, ntohs(in6->sin6_port));
-        }
-      }
-    }
-    return r;
+    return connect_inet(pid, sock.get(), a);
   }
   if (!sock.valid()) {
     r.error = errno == EBADF ? EBADF : ENOTSOCK;
