@@ -75,11 +75,14 @@ Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std
 Status send_net_config(Launch& L, const std::vector<std::string>& env);
 // A launch the launcher started before wavebox-core was loaded (bwrap/shim/wire.h,
 // WB_ENV_EARLY_LAUNCH): its keeper (our child: the launcher became this process) and its
-// descriptors in wb_early_fd order, each checked for what it must be before any is taken, and
-// the keeper checked to be our child running shim as a keeper (a keeper not taken ends with this
-// process, by its parent-death signal). Every number given is close-on-exec after, taken or not.
+// descriptors in wb_early_fd order, each checked for what it must be, and the keeper checked to be
+// our child running shim (the same file), before any is taken; a refusal takes nothing.
 Result<std::unique_ptr<Launch>> adopt_launch(pid_t keeper, const int fds[], const std::string& shim, bool relay_stderr,
                                              const std::vector<std::string>& env, const Logger& log);
+// A record not taken (adopt_launch refused it, or it names another shim): its numbers closed, and
+// its keeper, when it is our child running shim, killed and reaped (an unsandboxed command would
+// otherwise inherit it: an exec fires no parent-death signal).
+void drop_unadopted(pid_t keeper, const int fds[], const std::string& shim);
 // The keeper's WB_WORD_NET_CONFIG message for env's WB_ENV_TCP_* entries ("" when it cannot be one).
 std::string encode_net_config(const std::vector<std::string>& env);
 

@@ -249,30 +249,21 @@ bool is_our_keeper(pid_t pid, const std::string& shim) {
 
 }  // namespace
 
+namespace {
+// Our own child (waitid answers ECHILD for any other process) running shim.
+bool is_our_child_keeper(pid_t keeper, const std::string& shim) {
+  siginfo_t si{};
+  return keeper > 0 && ::waitid(P_PID, static_cast<id_t>(keeper), &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+         is_our_keeper(keeper, shim);
+}
+}  // namespace
+
 Result<std::unique_ptr<Launch>> adopt_launch(pid_t keeper, const int fds[], const std::string& shim, bool relay_stderr,
                                              const std::vector<std::string>& env, const Logger& log) {
-  // Whatever happens below, none of these numbers is inherited by what this process starts.
-  for (int i = 0; i < WB_EARLY_FDS; ++i) {
-    if (fds[i] > 2) (void)::fcntl(fds[i], F_SETFD, FD_CLOEXEC);
-  }
-  auto L = std::make_unique<Launch>();
-  L->log = &log;
-  L->env = env;
-  L->relay_command_stderr = relay_stderr;
-  Fd* slot[WB_EARLY_FDS] = {};
-  slot[WB_EARLY_STATUS_RD] = &L->status_rd;
-  slot[WB_EARLY_STATUS_WR] = &L->status_wr;
-  slot[WB_EARLY_ARGS_WR] = &L->args_wr;
-  slot[WB_EARLY_ERR_RD] = &L->err_rd;
-  slot[WB_EARLY_ERR_WR] = &L->err_wr;
-  slot[WB_EARLY_OBS] = &L->obs_ours;
-  slot[WB_EARLY_FILTER] = &L->filter;
-  slot[WB_EARLY_SPEC] = &L->spec;
-  slot[WB_EARLY_MOUNTS] = &L->mounts;
-  slot[WB_EARLY_CONTROL] = &L->child.control;
-  slot[WB_EARLY_ERROR_PIPE] = &L->child.error_pipe;
-  bool ok = keeper > 0;
-  for (int i = 0; i < WB_EARLY_FDS; ++i) {
+  // Everything is checked before anything is taken: a refusal leaves the numbers to
+  // drop_unadopted, and nothing here has closed one of them.
+  bool ok = true;
+  for (int i = 0; i < WB_EARLY_FDS && ok; ++i) {
     // Each number once, above the standard descriptors, and of the kind it must be.
     for (int j = 0; j < i; ++j) ok = ok && fds[j] != fds[i];
     struct stat st;
@@ -283,20 +274,38 @@ Result<std::unique_ptr<Launch>> adopt_launch(pid_t keeper, const int fds[], cons
     ok = sock ? S_ISSOCK(st.st_mode) : file ? S_ISREG(st.st_mode) : S_ISFIFO(st.st_mode);
   }
   if (!ok) return make_error(ErrorKind::kSandboxFailed, "the launcher's sandbox: a descriptor is not what it must be");
-  for (int i = 0; i < WB_EARLY_FDS; ++i) slot[i]->reset(fds[i]);
-  // The keeper must be our own child (waitid answers ECHILD for any other process), and the
-  // shim started as our keeper.
-  siginfo_t si{};
-  if (::waitid(P_PID, static_cast<id_t>(keeper), &si, WEXITED | WNOHANG | WNOWAIT) != 0) {
-    return sys::sys_error("waitid", "the launcher's keeper", errno);
+  if (!is_our_child_keeper(keeper, shim)) {
+    return make_error(ErrorKind::kSandboxFailed, "the launcher's keeper is not our child running the shim");
   }
-  if (!is_our_keeper(keeper, shim)) {
-    return make_error(ErrorKind::kSandboxFailed, "the launcher's keeper is not the shim started as one");
+  auto L = std::make_unique<Launch>();
+  L->log = &log;
+  L->env = env;
+  L->relay_command_stderr = relay_stderr;
+  Fd* slot[WB_EARLY_FDS] = {&L->status_rd, &L->status_wr,     &L->args_wr,         &L->err_rd,
+                            &L->err_wr,    &L->obs_ours,      &L->filter,          &L->spec,
+                            &L->mounts,    &L->child.control, &L->child.error_pipe};
+  static_assert(WB_EARLY_STATUS_RD == 0 && WB_EARLY_ERROR_PIPE == 10 && WB_EARLY_FDS == 11);
+  for (int i = 0; i < WB_EARLY_FDS; ++i) {
+    (void)::fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+    slot[i]->reset(fds[i]);
   }
   L->child.pid = keeper;
   L->keeper_pidfd = Fd(static_cast<int>(::syscall(SYS_pidfd_open, keeper, 0)));
   log.timing("keeper started by the launcher");
   return L;
+}
+
+void drop_unadopted(pid_t keeper, const int fds[], const std::string& shim) {
+  for (int i = 0; i < WB_EARLY_FDS; ++i) {
+    bool seen = false;
+    for (int j = 0; j < i; ++j) seen = seen || fds[j] == fds[i];
+    if (fds[i] > 2 && !seen) ::close(fds[i]);
+  }
+  if (!shim.empty() && is_our_child_keeper(keeper, shim)) {
+    ::kill(keeper, SIGKILL);
+    while (::waitpid(keeper, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
 }
 
 std::string encode_net_config(const std::vector<std::string>& env) {

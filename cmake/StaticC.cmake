@@ -13,10 +13,15 @@ if(MUSL_GCC)
 endif()
 
 # wb_static_c_program(TARGET name OUTPUT path-in-build-tree SOURCE file [DEPENDS headers...]
-#                     [DEFINES NAME=VALUE...])
+#                     [DEFINES NAME=VALUE...] [NOT_EXECUTABLE])
+# NOT_EXECUTABLE: the file is left mode 0644 (one only to install, with install(PROGRAMS)).
 function(wb_static_c_program)
-  cmake_parse_arguments(A "" "TARGET;OUTPUT;SOURCE" "DEPENDS;DEFINES" ${ARGN})
+  cmake_parse_arguments(A "NOT_EXECUTABLE" "TARGET;OUTPUT;SOURCE" "DEPENDS;DEFINES" ${ARGN})
   set(out ${CMAKE_BINARY_DIR}/${A_OUTPUT})
+  set(mode_cmd)
+  if(A_NOT_EXECUTABLE)
+    set(mode_cmd COMMAND chmod 0644 ${out})
+  endif()
   get_filename_component(out_dir ${out} DIRECTORY)
   get_filename_component(out_name ${out} NAME)
   if(MUSL_GCC)
@@ -28,7 +33,7 @@ function(wb_static_c_program)
       OUTPUT ${out}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${out_dir}
       COMMAND ${MUSL_GCC} -std=gnu11 -O2 -Wall -Wextra -static ${WB_UAPI} -I${CMAKE_SOURCE_DIR} ${defs} -o ${out}
-              ${A_SOURCE}
+              ${A_SOURCE} ${mode_cmd}
       DEPENDS ${A_SOURCE} ${A_DEPENDS}
       COMMENT "Building ${A_OUTPUT} with musl"
       VERBATIM)
@@ -38,5 +43,8 @@ function(wb_static_c_program)
     target_compile_definitions(${A_TARGET} PRIVATE ${A_DEFINES})
     target_link_options(${A_TARGET} PRIVATE -static)
     set_target_properties(${A_TARGET} PROPERTIES OUTPUT_NAME ${out_name} RUNTIME_OUTPUT_DIRECTORY ${out_dir})
+    if(A_NOT_EXECUTABLE)
+      add_custom_command(TARGET ${A_TARGET} POST_BUILD COMMAND chmod 0644 ${out} VERBATIM)
+    endif()
   endif()
 endfunction()

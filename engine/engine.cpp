@@ -223,6 +223,8 @@ Result<PolicyContext> policy_context(const RunRequest& req, const sys::StateDir&
     // The launcher that becomes this program (launcher/): next to it in a build tree, in bin/
     // once installed (each launcher runs wavebox-core from one place only: its own, here).
     ctx.program_files.push_back(paths::join(paths::parent(exe), "wavebox"));
+    // (In a build tree, the launcher `cmake --install` copies into bin/.)
+    ctx.program_files.push_back(paths::join(paths::parent(exe), "launcher-installed/wavebox"));
     if (paths::basename(paths::parent(exe)) == "wavebox") {  // (libexec/wavebox/: installed)
       ctx.program_files.push_back(paths::normalize(paths::parent(exe) + "/" WB_LAUNCHER_FROM_CORE));
     }
@@ -334,14 +336,22 @@ bool parse_inherited(const std::string& text, pid_t& pid, int fds[WB_EARLY_FDS],
 std::shared_ptr<EarlyLaunch> start_early(const int stdio[3], const Logger& log, const std::string& inherited) {
   if (sys::probe_platform().platform == sys::Platform::kMacos) return nullptr;
   std::unique_ptr<lnx::Launch> adopted;
-  std::string adopted_shim, adopted_bwrap;
+  std::string adopted_bwrap;
   if (!inherited.empty()) {
     pid_t pid = -1;
     int fds[WB_EARLY_FDS];
-    const std::string shim = lnx::shim_path();
-    if (parse_inherited(inherited, pid, fds, adopted_shim, adopted_bwrap) && !shim.empty() && adopted_shim == shim) {
-      auto l = lnx::adopt_launch(pid, fds, shim, lnx::stderr_relayable(stdio), {kLaunchPath}, log);
-      if (l.ok()) adopted = std::move(*l);
+    std::string named_shim;
+    if (parse_inherited(inherited, pid, fds, named_shim, adopted_bwrap)) {
+      // The shim is compared as a file (the launcher names it by the path it built), by the
+      // keeper's /proc/PID/exe.
+      const std::string shim = lnx::shim_path();
+      auto l = shim.empty() ? Result<std::unique_ptr<lnx::Launch>>(make_error(ErrorKind::kUnavailable, "no shim"))
+                            : lnx::adopt_launch(pid, fds, shim, lnx::stderr_relayable(stdio), {kLaunchPath}, log);
+      if (l.ok()) {
+        adopted = std::move(*l);
+      } else {
+        lnx::drop_unadopted(pid, fds, shim);
+      }
     }
   }
   auto state = sys::ensure_state_dir();

@@ -213,7 +213,7 @@ int main(int argc, char** argv) {
   /* A caller that ignores SIGCHLD would have the kernel reap the keeper (and, inherited,
    * wavebox-core's children) behind wavebox's back. */
   signal(SIGCHLD, SIG_DFL);
-  char dir[PATH_MAX], core[PATH_MAX + 64], shim[PATH_MAX + 64];
+  char dir[PATH_MAX], core[PATH_MAX], shim[PATH_MAX + 64];
   if (dir_of_self(dir, sizeof dir) != 0) {
     fprintf(stderr, "wavebox: error: cannot read /proc/self/exe (is /proc mounted?)\n");
     return 125;
@@ -221,9 +221,11 @@ int main(int argc, char** argv) {
   /* One place, fixed when this launcher was built (WB_CORE: next to it in a build tree, in
    * libexec/wavebox/ for an installed one): never a search, whose other candidates would be
    * programs a sandbox could plant and no run protects. */
-  snprintf(core, sizeof core, "%s/%s", dir, WB_CORE);
-  if (!executable(core)) {
-    fprintf(stderr, "wavebox: error: wavebox-core is not installed at %s; reinstall\n", core);
+  char named[PATH_MAX + 64];
+  snprintf(named, sizeof named, "%s/%s", dir, WB_CORE);
+  /* Its real path: the one wavebox-core sees as its own (and finds its shim beside). */
+  if (!realpath(named, core) || !executable(core)) {
+    fprintf(stderr, "wavebox: error: wavebox-core is not installed at %s; reinstall\n", named);
     return 125;
   }
   /* The environment wavebox-core gets: the caller's, without an entry of this name. */

@@ -18,6 +18,25 @@ check "completions for bash, zsh, fish" bash -c '[ -f "$0/share/bash-completion/
 out=$(cd "$WS" && env PATH=/usr/local/bin:/usr/bin:/bin "$prefix/bin/wavebox" run -- sh -c 'echo ran; touch inside; touch /etc/nope 2>/dev/null; echo $WAVEBOX_SANDBOX' 2>&1)
 check "the installed wavebox runs a sandboxed command from elsewhere" bash -c 'grep -qx ran <<<"$0" && grep -qx 1 <<<"$0"' "$out"
 check "and confines it" bash -c '[ -e "$1/inside" ] && grep -q "deny file-write /etc/nope" <<<"$0"' "$out" "$WS"
+# The installed launcher's keeper is the one the run takes (its wavebox-core named by a path with
+# "..": compared as a file), and one not taken leaves nothing to an unsandboxed command.
+out=$(cd "$WS" && env PATH=/usr/local/bin:/usr/bin:/bin "$prefix/bin/wavebox" run -v -- true 2>&1)
+check "the installed run takes the keeper its launcher started" grep -q "the sandbox the launcher started" <<<"$out"
+printf '{"sandbox":{"enabled":false}}' > "$SCRATCH/off.json"
+probe='import os; print(len(os.listdir("/proc/self/fd")), open("/proc/self/task/%d/children" % os.getpid()).read().strip() or "no-child")'
+want=$(cd "$WS" && python3 -c "$probe")
+out=$(cd "$WS" && env PATH=/usr/local/bin:/usr/bin:/bin "$prefix/bin/wavebox" run --settings "$SCRATCH/off.json" -- \
+  python3 -c "$probe" 2>&1)
+check "an unsandboxed installed run: no descriptor or keeper of the launch in the command ($out; without wavebox: $want)" \
+  [ "$out" = "$want" ]
+check "the build tree's copy of the installed launcher is not runnable there" [ ! -x "$build/launcher-installed/wavebox" ]
+mkdir -p "$WS/b/launcher-installed"
+cp "$build/wavebox" "$build/wavebox-core" "$build/wavebox-shim" "$WS/b/"
+cp "$build/launcher-installed/wavebox" "$WS/b/launcher-installed/"
+out=$(cd "$WS" && "$WS/b/wavebox" run -- sh -c 'echo x >> b/launcher-installed/wavebox && echo wrote' 2>&1)
+check "and no sandbox may write it where the build tree is writable (cmake --install copies it into bin/)" \
+  bash -c '! grep -qx wrote <<<"$0"' "$out"
+rm -rf "$WS/b"
 # Installed inside the workspace: a sandboxed command may write where the installed launcher does
 # not look (bin/wavebox-core), never where it does; the next run runs only the real wavebox-core.
 inst="$WS/_inst"
