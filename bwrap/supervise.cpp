@@ -122,7 +122,9 @@ long openat2_in(int root, const std::string& p, int flags, unsigned long long re
 std::string link_source_refusal(const std::string& src) {
   const std::string name = paths::basename(src);
   const std::string parent = paths::basename(paths::parent(src));
-  bool in_git = src.find("/.git/") != std::string::npos && src.find("/.git/objects/") == std::string::npos;
+  // (An object store's files, a submodule's .git/modules/<name>/objects/ too, carry no code.)
+  const size_t git = src.find("/.git/");
+  bool in_git = git != std::string::npos && src.find("/objects/", git) == std::string::npos;
   if (in_git || parent == "hooks" || name == "config" || name == "commondir" || name == "config.worktree" ||
       is_protected_name(name)) {
     return "another name for a repository's config or hooks";

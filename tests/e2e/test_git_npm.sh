@@ -13,6 +13,17 @@ check "the worktree commit command ran" grep -q . <<<"x"
 check "the commit from inside the worktree landed in the main repository" bash -c 'git -C "$0" log --oneline feature | grep -q inside' "$main"
 check "the main repository's config stayed unchanged" [ "$(md5sum < "$main/.git/config")" = "$before_cfg" ]
 
+# A submodule initialised on the host: work inside it is sandboxed work like any other (its
+# objects are written without a refusal), its config and hooks stay protected.
+lib="$HOME/lib"
+git init -q "$lib" && git -C "$lib" commit -q --allow-empty -m lib
+git -C "$WS" init -q 2>/dev/null
+git -C "$WS" -c protocol.file.allow=always submodule add -q "$lib" sub >/dev/null 2>&1
+OUT=$(cd "$WS" && "$WAVEBOX" run -- sh -c 'cd sub && echo x > f && git add f && git commit -q -m in-sub && ln "$(git rev-parse --git-dir)/config" cfg-link 2>/dev/null; true' 2>&1)
+check "a commit inside an initialised submodule lands" bash -c 'git -C "$0/sub" log --oneline | grep -q in-sub' "$WS"
+check "with no refusal of its object files (${OUT//$'\n'/ })" bash -c '! grep -q "deny file-write .*/objects/" <<<"$0"' "$OUT"
+check "and its config is still not given another name" bash -c '[ ! -e "$0/sub/cfg-link" ] && grep -q "deny file-write .*modules/sub/config" <<<"$1"' "$WS" "$OUT"
+
 if ! command -v npm >/dev/null; then echo "npm missing"; finish; fi
 pkg="$SCRATCH/pkg"
 mkdir -p "$pkg" && cat > "$pkg/package.json" <<'JSON'
