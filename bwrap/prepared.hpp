@@ -34,6 +34,7 @@ struct Prepared {
   // The plan was made from the scan cache; this checks it while the command starts.
   std::shared_ptr<LateScan> late;
   std::set<std::string> scan_guards;  // the paths the scan's findings guard in the plan
+  bool kept = false;                  // the session's kept plan (bwrap/plan_cache.hpp), not made now
 };
 
 double now_ms();  // a monotonic clock, for the -v timings

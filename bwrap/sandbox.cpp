@@ -33,6 +33,7 @@
 #include "core/paths.hpp"
 #include "core/protect.hpp"
 #include "core/sys/fs.hpp"
+#include "core/sys/fswitness.hpp"
 #include "core/sys/guards.hpp"
 #include "core/sys/scan.hpp"
 #include "core/sys/stubs.hpp"
@@ -118,10 +119,11 @@ Result<Prepared> prepare_run(LinuxRun& run, sys::StubRegistry* stubs, bool late)
     }
     auto st = stubs->acquire(batch);
     if (!st) return make_error(ErrorKind::kSandboxFailed, "cannot place a guard: " + st.error().message);
-    // Only what lies in a new stub changed: those paths are probed again, the rest stays.
+    // Only what lies in a new stub changed: those paths are probed again, the rest stays. A
+    // path through a link lies in it by its resolution ("link/x", link -> real, stub real/x).
     for (auto it = p.facts.paths.begin(); it != p.facts.paths.end();) {
       bool under = std::any_of(batch.begin(), batch.end(), [&](const sys::StubRegistry::Request& r) {
-        return paths::is_within(it->first, r.path);
+        return paths::is_within(it->first, r.path) || paths::is_within(it->second.real, r.path);
       });
       it = under ? p.facts.paths.erase(it) : std::next(it);
     }
@@ -274,6 +276,7 @@ bool fuse_masks_available(std::string* why) {
     if (why) *why = "WAVEBOX_FUSE=0";
     return false;
   }
+  if (sys::FsReads* rec = sys::recording()) rec->path("/dev/fuse");
   if (::access("/dev/fuse", R_OK | W_OK) == 0) return true;
   if (why) *why = fmt::format("/dev/fuse cannot be opened for reading and writing ({})", std::strerror(errno));
   return false;

@@ -18,7 +18,8 @@
 
 namespace wb::lnx {
 
-struct Standby;  // bwrap/standby.cpp
+struct Standby;   // bwrap/standby.cpp
+class PlanCache;  // bwrap/plan_cache.hpp
 
 struct LinuxRun {
   FsPolicy policy;
@@ -56,6 +57,9 @@ struct LinuxRun {
   // Made ahead (make_standby, for serve): used instead of a new sandbox when this run's plan is
   // the one it was made from and its mounts' files are unchanged; else dropped.
   std::shared_ptr<Standby> standby;
+  // A session's kept plan (serve): the standby's and the command's plans come from it while
+  // nothing they read changed.
+  std::shared_ptr<PlanCache> plan_cache;
 };
 
 // Starts the keeper and bwrap for a run (bwrap/exec.hpp, Launch); dropping the result unused
@@ -91,6 +95,7 @@ struct RunOutcome {
   bool relayed_stderr = false;        // stderr was relayed (read reports are possible)
   bool timed_out = false;             // sandbox.resources.timeoutSeconds ended it
   bool prepared_ahead = false;        // it ran in LinuxRun::standby
+  bool plan_kept = false;             // its plan was the session's kept one (LinuxRun::plan_cache)
 };
 
 // Runs the command sandboxed; returns its exit status and what was refused.

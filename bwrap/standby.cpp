@@ -24,6 +24,7 @@
 
 #include "bwrap/exec.hpp"
 #include "bwrap/facts.hpp"
+#include "bwrap/plan_cache.hpp"
 #include "bwrap/prepared.hpp"
 #include "bwrap/sandbox.hpp"
 #include "bwrap/shim/wire.h"
@@ -202,11 +203,30 @@ bool all_mounted(const std::string& table, const std::string& mounts) {
   return true;
 }
 
-// A process's mount table as text, "" when it cannot be read.
-std::string mount_table(pid_t pid) {
+// A process's mount table as text, "" when it cannot be read; *kept: the descriptor it was read
+// from, which polls POLLPRI once that mount namespace's table changes after the open (a mount
+// placed, moved, detached or changed in it, by anyone: the kernel counts every change).
+std::string mount_table(pid_t pid, sys::Fd* kept) {
   if (pid <= 0) return {};
-  auto t = sys::read_file(fmt::format("/proc/{}/mountinfo", pid));
-  return t.ok() ? *t : std::string();
+  sys::Fd fd(::open(fmt::format("/proc/{}/mountinfo", pid).c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return {};
+  std::string text;
+  char buf[16384];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return {};
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  *kept = std::move(fd);
+  return text;
+}
+
+// Whether a mount table watched by a kept descriptor changed since it was read.
+bool mounts_changed(const sys::Fd& table) {
+  struct pollfd p = {table.get(), POLLPRI, 0};
+  return ::poll(&p, 1, 0) != 0;
 }
 
 // Whether another live run holds a stub among run's guarded paths (a denyRead path that did
@@ -237,10 +257,11 @@ struct Standby {
   std::string key;
   std::vector<Ident> idents;
   // The host's mount table (POLLPRI once it changed: a filesystem mounted or unmounted since),
-  // and the standby's own as it was once every mount was placed (a host unlink, rmdir or
-  // rename of a mount point detaches or moves a mount in every other namespace, this one too).
+  // and the standby's own, through the descriptor it was read from once every mount was placed
+  // (a host unlink or rmdir of a mount point detaches a mount in every other namespace, this one
+  // too). A rename of one changes no table: the files' identities (idents) catch it.
   sys::Fd host_mounts;
-  std::string own_mounts;
+  sys::Fd own_mounts_fd;
   pid_t init = -1;
   ~Standby() {
     if (launch) end_standby(*launch);
@@ -287,7 +308,7 @@ Result<std::shared_ptr<Standby>> make_standby(LinuxRun run) {
   const bool early = plan_stays_out_of_dev_and_proc(run.policy, run.cwd);
   const std::string early_options = early ? options_before_the_plan(run) : "";
   WB_TRY(begin_launch(*sb->launch, sb->req, early_options));
-  sb->p = WB_TRY(prepare_run(run, nullptr, false));
+  sb->p = WB_TRY(run.plan_cache ? run.plan_cache->plan(run, false) : prepare_run(run, nullptr, false));
   if (!sb->p.stub_list.empty()) return make_error(ErrorKind::kUnavailable, "a run that needs stubs has no standby");
   if (joins_stubs(run)) return make_error(ErrorKind::kUnavailable, "another run holds a stub among its paths");
   const ShimMounts mode = mount_mode(sb->p, true);
@@ -306,8 +327,8 @@ Result<std::shared_ptr<Standby>> make_standby(LinuxRun run) {
   sb->idents = idents_of(mounts);
   if (sb->idents != before) return make_error(ErrorKind::kUnavailable, "the tree changed while the standby was made");
   sb->init = standby_init(*sb->launch);
-  sb->own_mounts = mount_table(sb->init);
-  if (sb->own_mounts.empty() || !all_mounted(sb->own_mounts, mounts)) {
+  const std::string own_mounts = mount_table(sb->init, &sb->own_mounts_fd);
+  if (own_mounts.empty() || !all_mounted(own_mounts, mounts)) {
     return make_error(ErrorKind::kUnavailable, "the standby's mounts cannot be checked, or one is missing");
   }
   run.log->info(
@@ -326,7 +347,7 @@ Result<std::optional<RunOutcome>> run_in_standby(LinuxRun& run, std::shared_ptr<
   if (!stderr_relayable(run.stdio)) return unfit("stderr is not a pipe of its own");
   const double t0 = now_ms();
   const FsPolicy as_given = run.policy;
-  auto fresh = prepare_run(run, nullptr, true);
+  auto fresh = run.plan_cache ? run.plan_cache->plan(run, true) : prepare_run(run, nullptr, true);
   auto refuse = [&](const char* why) {
     run.policy = as_given;  // planned again by the usual path, which says what failed
     return unfit(why);
@@ -341,13 +362,13 @@ Result<std::optional<RunOutcome>> run_in_standby(LinuxRun& run, std::shared_ptr<
   if (idents_of(mounts) != sb->idents) return refuse("a file its mounts were taken from was replaced");
   // Last, right before the command starts in it: the standby itself, as it is now.
   if (!standby_alive(*sb->launch, *sb->observer)) return refuse("it ended while it waited");
-  struct pollfd hm = {sb->host_mounts.get(), POLLPRI, 0};
-  if (::poll(&hm, 1, 0) != 0) return refuse("the host's mounts changed since it was made");
-  if (mount_table(sb->init) != sb->own_mounts) return refuse("its mounts changed while it waited");
+  if (mounts_changed(sb->host_mounts)) return refuse("the host's mounts changed since it was made");
+  if (mounts_changed(sb->own_mounts_fd)) return refuse("its mounts changed while it waited");
   RunOutcome outcome;
   outcome.observed_writes = true;
   outcome.relayed_stderr = true;
   outcome.prepared_ahead = true;
+  outcome.plan_kept = fresh->kept;
   Standby* raw = sb.get();
   sb->p = std::move(*fresh);  // the same plan, with this run's check of it (the observer reads it)
   Prepared& p = sb->p;

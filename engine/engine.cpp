@@ -21,6 +21,7 @@
 #include <mutex>
 
 #include "bwrap/plan.hpp"
+#include "bwrap/plan_cache.hpp"
 #include "bwrap/prepared.hpp"
 #include "bwrap/sandbox.hpp"
 #include "bwrap/shim/wire.h"
@@ -248,6 +249,7 @@ Status plan_linux(Internal& in, const sys::StateDir& state, const sys::BwrapInfo
   run.cwd = req.cwd;
   run.home = req.home;
   run.launch_env = launch_environment(s);
+  run.plan_cache = req.plan_cache;
   if (size_t n = allowlist_ports(s.sandbox.network.allowed_domains).size(); n > WB_MAX_EXTRA_PORTS) {
     req.log->warn(
         fmt::format("sandbox.network.allowedDomains names {} ports besides 80 and 443; the first {} get "
@@ -475,6 +477,10 @@ Result<Prepared> prepare(RunRequest request) {
   return out;
 }
 
+std::shared_ptr<PlanCache> new_plan_cache() {
+  return std::make_shared<lnx::PlanCache>();
+}
+
 void finish_standby_ends() {
   lnx::finish_standby_ends();
 }
@@ -601,6 +607,7 @@ Outcome finish(const Internal& in, const lnx::RunOutcome& o) {
   out.more = o.more;
   out.timed_out = o.timed_out;
   out.prepared_ahead = o.prepared_ahead;
+  out.plan_kept = o.plan_kept;
   out.elapsed_ms = std::chrono::duration<double, std::milli>(Clock::now() - in.started).count();
   return out;
 }

@@ -23,7 +23,8 @@ class Proxy;
 }
 namespace wb::lnx {
 struct Standby;
-}
+class PlanCache;
+}  // namespace wb::lnx
 #include "core/invocation.hpp"
 #include "core/log.hpp"
 #include "core/policy.hpp"
@@ -89,6 +90,9 @@ struct RunRequest {
   // it is what the run would make now (the same plan, the same files under its mounts); else it
   // is dropped and the run made as usual.
   std::shared_ptr<lnx::Standby> standby;
+  // A session's kept plan (new_plan_cache): its runs and standbys plan from it while nothing
+  // the plan read of the filesystem changed. Null: every run plans afresh.
+  std::shared_ptr<lnx::PlanCache> plan_cache;
   bool prepare_ahead = false;          // make_standby's own request (no command of its own runs)
   std::shared_ptr<EarlyLaunch> early;  // start_early's, taken or dropped by prepare()
 };
@@ -116,6 +120,7 @@ struct Outcome {
   bool timed_out = false;             // sandbox.resources.timeoutSeconds ended it
   double elapsed_ms = 0;              // from prepare() to the end
   bool prepared_ahead = false;        // it ran in RunRequest::standby
+  bool plan_kept = false;             // planned from RunRequest::plan_cache, nothing probed again
 };
 
 struct Internal;  // the platform's part (engine.cpp)
@@ -181,6 +186,9 @@ Result<Outcome> run_here(Prepared p, int signal_fd);
 // macOS, stubs needed, --network off). Call it on a thread that outlives the standby (the
 // keeper's parent-death signal follows the thread).
 Result<std::shared_ptr<lnx::Standby>> make_standby(RunRequest req);
+// A kept plan for one session's runs (RunRequest::plan_cache); a new one for new settings.
+using PlanCache = lnx::PlanCache;
+std::shared_ptr<PlanCache> new_plan_cache();
 // Blocks until every standby ending in the background has ended (before a server exits).
 void finish_standby_ends();
 

@@ -642,6 +642,7 @@ engine::RunRequest Server::exec_request(const json& p, const SessionPolicy& poli
                  // Every session's settings files, not only its own: a command of one session must not write
   // what configures another (workspaces may nest).
   req.settings_files = policy.settings_files;
+  req.plan_cache = policy.plan_cache;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [id, other] : sessions_) {
@@ -869,6 +870,7 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
                 {"totalMs", ms_since(t0)},
                 {"serverPid", static_cast<long>(::getpid())},
                 {"preparedAhead", outcome->prepared_ahead},
+                {"planKept", outcome->plan_kept},
                 {"proxyThread", proxy_ ? engine::proxy_thread_id(*proxy_) : 0L}}}};
     if (outcome->exit_code > 128 && outcome->exit_code < 128 + 65) r["signal"] = outcome->exit_code - 128;
     if (!streamed) {

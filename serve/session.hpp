@@ -6,6 +6,7 @@
 
 #include "core/result.hpp"
 #include "core/settings.hpp"
+#include "engine/engine.hpp"
 
 namespace wb::serve {
 
@@ -13,6 +14,9 @@ struct SessionPolicy {
   Settings settings;
   std::vector<std::string> settings_files;  // read or discoverable: write-protected in its runs
   std::string policy_id;                    // the same settings and workspace, the same id
+  // The plan its commands and standbys share while nothing it read changed (new settings, a
+  // new one).
+  std::shared_ptr<engine::PlanCache> plan_cache = engine::new_plan_cache();
 };
 
 // Settings as for `wavebox run` in cwd: the paths in order, then the inline object; with

@@ -17,6 +17,7 @@
 #include "core/hash.hpp"
 #include "core/paths.hpp"
 #include "core/sys/fd.hpp"
+#include "core/sys/fswitness.hpp"
 
 namespace wb::sys {
 
@@ -29,6 +30,7 @@ Error sys_error(const std::string& call, const std::string& path, int err) {
 }
 
 Result<std::string> read_file(const std::string& path) {
+  if (FsReads* rec = recording()) rec->content(path);
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return sys_error("open", path, errno);
   std::string out;
@@ -94,16 +96,19 @@ Status write_file_atomic(const std::string& path, const std::string& data) {
 }
 
 bool exists(const std::string& path) {
+  if (FsReads* rec = recording()) rec->path(path);
   struct stat st;
   return ::lstat(path.c_str(), &st) == 0;
 }
 
 bool is_dir(const std::string& path) {
+  if (FsReads* rec = recording()) rec->path(path);
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 std::string real_path_or_empty(const std::string& path) {
+  if (FsReads* rec = recording()) rec->path(path);
   char buf[PATH_MAX];
   if (::realpath(path.c_str(), buf) == nullptr) return {};
   return buf;

@@ -8,9 +8,17 @@
 #include "core/paths.hpp"
 #include "core/protect.hpp"
 #include "core/sys/fs.hpp"
+#include "core/sys/fswitness.hpp"
 
 namespace wb::sys {
 namespace {
+
+// A directory whose names the guards depend on, opened for reading them (recorded for a plan
+// that is kept while nothing it read changes).
+DIR* open_listing(const std::string& dir) {
+  if (FsReads* rec = recording()) rec->listing(dir);
+  return ::opendir(dir.c_str());
+}
 
 std::string trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
@@ -86,11 +94,12 @@ void guard_gitdir(const std::string& g, HitGuards& out, int depth, const std::st
   out.deny_write.push_back(
       {paths::join(g, "fsmonitor--daemon.ipc"), LeafType::kFile, true, "", "git trusts what answers there"});
   auto single_name = [&](const std::string& f) {
+    if (FsReads* rec = recording()) rec->path(f);
     struct stat st;
     if (::lstat(f.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1) out.linked.push_back(f);
   };
   for (const char* f : {"config", "commondir", "config.worktree"}) single_name(paths::join(g, f));
-  if (DIR* hooks = ::opendir(paths::join(g, "hooks").c_str())) {
+  if (DIR* hooks = open_listing(paths::join(g, "hooks"))) {
     while (struct dirent* e = ::readdir(hooks)) {
       if (e->d_name[0] != '.') single_name(paths::join(paths::join(g, "hooks"), e->d_name));
     }
@@ -110,7 +119,7 @@ void guard_gitdir(const std::string& g, HitGuards& out, int depth, const std::st
   while (!stack.empty()) {
     std::string d = stack.back();
     stack.pop_back();
-    DIR* dir = ::opendir(d.c_str());
+    DIR* dir = open_listing(d);
     if (!dir) continue;
     while (struct dirent* e = ::readdir(dir)) {
       std::string n = e->d_name;
@@ -129,7 +138,7 @@ void guard_gitdir(const std::string& g, HitGuards& out, int depth, const std::st
   if (is_dir(zone.dir)) out.zones.push_back(std::move(zone));
   // Linked worktrees: each has its own commondir and config.worktree.
   std::string wt = paths::join(g, "worktrees");
-  if (DIR* dir = ::opendir(wt.c_str())) {
+  if (DIR* dir = open_listing(wt)) {
     while (struct dirent* e = ::readdir(dir)) {
       std::string n = e->d_name;
       if (n == "." || n == "..") continue;

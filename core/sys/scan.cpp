@@ -29,6 +29,7 @@
 #include "core/scan_cache.hpp"
 #include "core/sys/fd.hpp"
 #include "core/sys/fs.hpp"
+#include "core/sys/fswitness.hpp"
 
 namespace wb::sys {
 namespace {
@@ -418,6 +419,11 @@ Result<ScanResult> TreeScan::run() {
   check_known();
   walk_new();
   collect_hits();
+  // A plan being recorded depends on every directory the scan looked at (served from the cache
+  // or read now): their subdirectories and scanned names.
+  if (FsReads* rec = recording()) {
+    for (const auto& r : fresh_) rec->scan_dir(r.rel.empty() ? root_ : fmt::format("{}/{}", root_, r.rel));
+  }
   ::clock_gettime(CLOCK_MONOTONIC, &t2);
   if (changed_ || ::access(hits_file_.c_str(), F_OK) != 0) {
     // A cache we cannot write only costs time on the next run.

@@ -40,6 +40,16 @@ check "the host's new file is kept after the run" grep -q VAULT-SECRET "$HOME/va
 rm -rf "$HOME/vault"
 wb run --settings "$SCRATCH/vault.json" -- true
 check "the stub for a missing denyRead path is gone after the run" [ ! -e "$HOME/vault" ]
+# The same through a link to a directory: the stub lies at the link's target.
+mkdir -p "$WS/vreal" && ln -s vreal "$WS/vlink"
+printf '{"sandbox":{"enabled":true,"filesystem":{"denyRead":["%s"]}}}' "$WS/vlink/key" > "$SCRATCH/vlink.json"
+(sleep 0.5; mkdir -p "$WS/vreal/key"; echo LINK-SECRET > "$WS/vreal/key/k") &
+wb run --settings "$SCRATCH/vlink.json" -- sh -c 'sleep 1.5; cat vlink/key/k'
+wait
+check "a missing denyRead path through a link: the run starts (exit 1, not 125)" [ "$RC" -eq 1 ]
+check "... and what the host made there meanwhile stays unreadable" bash -c '! grep -q LINK-SECRET <<<"$0"' "$OUT"
+check "... the host's file is kept" grep -q LINK-SECRET "$WS/vreal/key/k"
+rm -rf "$WS/vreal" "$WS/vlink"
 # A built-in credential path that appears during the run is reported after it.
 (sleep 0.5; mkdir -p "$HOME/.aws"; echo AWS > "$HOME/.aws/credentials") &
 wb run -- sh -c 'sleep 1.5'

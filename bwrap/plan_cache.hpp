@@ -1,0 +1,36 @@
+#pragma once
+// A session's plan, kept while nothing it read of the filesystem changed (serve). A command
+// that comes to an unchanged tree with unchanged settings starts from the kept plan instead of
+// probing, scanning and planning again: what it would have found is what the witness
+// (core/sys/fswitness.hpp) vouches for. A plan is only kept when a witness was already watching
+// before it was made and saw nothing change until it was done; any change, or any doubt, and
+// the next plan is made afresh (and watched). Internal to bwrap/.
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "bwrap/prepared.hpp"
+#include "core/sys/fswitness.hpp"
+
+namespace wb::lnx {
+
+class PlanCache {
+ public:
+  // run's plan, as prepare_run(run, nullptr, late) would make it now; run.policy as it leaves.
+  Result<Prepared> plan(LinuxRun& run, bool late);
+
+ private:
+  std::mutex mu_;
+  std::string input_;  // what the witness's plan (and the kept one) was made from
+  std::unique_ptr<sys::FsWitness> witness_;
+  std::optional<Prepared> kept_;
+  FsPolicy kept_policy_;
+};
+
+// What a plan is made from besides the filesystem: the policy as given, the run's directories.
+std::string plan_input(const LinuxRun& run);
+// Whether planning policy reads more than the witness sees (globs are expanded by listing).
+bool plan_keepable(const FsPolicy& policy);
+
+}  // namespace wb::lnx
