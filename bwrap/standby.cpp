@@ -37,7 +37,9 @@ namespace wb::lnx {
 namespace {
 
 // A file's identity: (device, inode) is not one on its own (ext4 gives a freed inode number to
-// the next file at once: `rm f; echo > f` keeps it), so its birth time and change time count too.
+// the next file at once: `rm f; echo > f` keeps it), so its birth time counts too, or, where the
+// filesystem keeps none, its change time. Not both: a mount is of the inode, whose entries and
+// contents it shows as they are (a directory's change time moves with every entry made in it).
 struct Ident {
   dev_t dev = 0;
   ino_t ino = 0;
@@ -57,9 +59,13 @@ Ident ident(const char* path) {
   id.dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
   id.ino = sx.stx_ino;
   id.type = sx.stx_mode & S_IFMT;
-  if (sx.stx_mask & STATX_BTIME) id.birth_s = sx.stx_btime.tv_sec, id.birth_ns = sx.stx_btime.tv_nsec;
-  id.change_s = sx.stx_ctime.tv_sec;
-  id.change_ns = sx.stx_ctime.tv_nsec;
+  if (sx.stx_mask & STATX_BTIME) {
+    id.birth_s = sx.stx_btime.tv_sec;
+    id.birth_ns = sx.stx_btime.tv_nsec;
+  } else {
+    id.change_s = sx.stx_ctime.tv_sec;
+    id.change_ns = sx.stx_ctime.tv_nsec;
+  }
   return id;
 }
 

@@ -153,6 +153,19 @@ def main():
                 finally:
                     subprocess.run(["umount", cover], stderr=subprocess.DEVNULL)
 
+        # A one-shot run in the same workspace between two commands (it writes wavebox's state
+        # dir and git's index): the next command still gets its prepared sandbox.
+        settle()
+        ahead = False
+        for _ in range(3):
+            subprocess.run([WAVEBOX, "run", "--", "git", "status", "--porcelain"], cwd=ws, env=env,
+                           capture_output=True)
+            r = run(["git", "status", "--porcelain"])
+            if r.get("timings", {}).get("preparedAhead"):
+                ahead = True
+                break
+        check("a one-shot run in between: the next command still starts in its prepared sandbox", ahead)
+
         # session/update: new settings, a new plan (not the kept one of the old settings).
         settle()
         srv.result("session/update", {"sessionId": "K", "settings": {"sandbox": {"enabled": True, "filesystem": {
