@@ -106,6 +106,15 @@ bool plan_keepable(const FsPolicy& policy) {
          std::none_of(policy.allow_read.begin(), policy.allow_read.end(), glob);
 }
 
+bool PlanCache::vouches(const LinuxRun& run, std::uint64_t generation) {
+  if (env_is("WAVEBOX_PLAN_CACHE", "0") || env_is("WAVEBOX_PLAN_CACHE_CHECK", "1")) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!kept_ || generation == 0 || generation != generation_ || !witness_ || !witness_->unchanged()) return false;
+  if (plan_input(run) != input_) return false;
+  run.log->info(fmt::format("the kept plan fits: nothing it read changed ({} watches)", witness_->watches()));
+  return true;
+}
+
 Result<Prepared> PlanCache::plan(LinuxRun& run, bool late) {
   if (env_is("WAVEBOX_PLAN_CACHE", "0") || !plan_keepable(run.policy)) return prepare_run(run, nullptr, late);
   const Logger& log = *run.log;
@@ -152,7 +161,10 @@ Result<Prepared> PlanCache::plan(LinuxRun& run, bool late) {
   }
   const bool complete = fresh->stub_list.empty() && !fresh->late && fresh->unreadable.empty();
   if (watching && complete && witness_->reads().includes(reads) && witness_->unchanged()) {
+    fresh->kept = false;
+    fresh->generation = ++generation_;
     kept_ = *fresh;
+    kept_->kept = true;
     kept_policy_ = run.policy;
     log.info("the plan is kept while nothing it read changes");
     return fresh;

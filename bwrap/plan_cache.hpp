@@ -5,6 +5,7 @@
 // (core/sys/fswitness.hpp) vouches for. A plan is only kept when a witness was already watching
 // before it was made and saw nothing change until it was done; any change, or any doubt, and
 // the next plan is made afresh (and watched). Internal to bwrap/.
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -19,6 +20,9 @@ class PlanCache {
  public:
   // run's plan, as prepare_run(run, nullptr, late) would make it now; run.policy as it leaves.
   Result<Prepared> plan(LinuxRun& run, bool late);
+  // Whether the plan kept as generation is still the one run would make (nothing it read
+  // changed): a standby made from it can be used as it is.
+  bool vouches(const LinuxRun& run, std::uint64_t generation);
 
  private:
   std::mutex mu_;
@@ -26,6 +30,7 @@ class PlanCache {
   std::unique_ptr<sys::FsWitness> witness_;
   std::optional<Prepared> kept_;
   FsPolicy kept_policy_;
+  std::uint64_t generation_ = 0;
 };
 
 // What a plan is made from besides the filesystem: the policy as given, the run's directories.

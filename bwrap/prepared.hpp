@@ -3,6 +3,7 @@
 // part of it (bwrap/scan_guards.cpp): what the scan found becomes guards, before the plan or, for
 // a large tree planned from its cache, while the command runs (bwrap/late_scan.hpp). Internal to
 // bwrap/.
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -35,6 +36,7 @@ struct Prepared {
   std::shared_ptr<LateScan> late;
   std::set<std::string> scan_guards;  // the paths the scan's findings guard in the plan
   bool kept = false;                  // the session's kept plan (bwrap/plan_cache.hpp), not made now
+  std::uint64_t generation = 0;       // which of them: a new one each time a plan is kept
 };
 
 double now_ms();  // a monotonic clock, for the -v timings

@@ -352,20 +352,30 @@ Result<std::optional<RunOutcome>> run_in_standby(LinuxRun& run, std::shared_ptr<
   if (run.network_off) return unfit("--network off");
   if (!stderr_relayable(run.stdio)) return unfit("stderr is not a pipe of its own");
   const double t0 = now_ms();
-  const FsPolicy as_given = run.policy;
-  auto fresh = run.plan_cache ? run.plan_cache->plan(run, true) : prepare_run(run, nullptr, true);
+  // The standby made from the session's kept plan, which still holds: that plan is the one this
+  // command would make, and the files its mounts were taken from are the ones watched since
+  // before it was made (a file replaced at one of them is a change the witness saw).
+  const bool vouched = run.plan_cache && sb->p.generation && run.plan_cache->vouches(run, sb->p.generation);
+  std::optional<FsPolicy> as_given;
+  Result<Prepared> fresh = make_error(ErrorKind::kSystem, "internal: not planned");
+  if (!vouched) {
+    as_given = run.policy;
+    fresh = run.plan_cache ? run.plan_cache->plan(run, true) : prepare_run(run, nullptr, true);
+  }
   auto refuse = [&](const char* why) {
-    run.policy = as_given;  // planned again by the usual path, which says what failed
+    if (as_given) run.policy = *as_given;  // planned again by the usual path, which says what failed
     return unfit(why);
   };
-  if (!fresh.ok()) return refuse("planning failed");
-  if (!fresh->stub_list.empty()) return refuse("the run needs stubs");
+  if (!vouched && !fresh.ok()) return refuse("planning failed");
+  if (!vouched && !fresh->stub_list.empty()) return refuse("the run needs stubs");
   if (joins_stubs(run)) return refuse("another run holds a stub among its paths");
+  const Prepared& planned = vouched ? sb->p : *fresh;
+  const FsPolicy& policy = vouched ? sb->run.policy : run.policy;
   std::string mounts;
-  if (key_of(run, *fresh, mount_mode(*fresh, sb->mount_api), sb->run.cwd, &mounts) != sb->key) {
+  if (key_of(run, planned, mount_mode(planned, sb->mount_api), sb->run.cwd, &mounts) != sb->key) {
     return refuse("the plan is not the one it was made from (the settings or the tree changed)");
   }
-  if (idents_of(mounts) != sb->idents) return refuse("a file its mounts were taken from was replaced");
+  if (!vouched && idents_of(mounts) != sb->idents) return refuse("a file its mounts were taken from was replaced");
   // Last, right before the command starts in it: the standby itself, as it is now.
   if (!standby_alive(*sb->launch, *sb->observer)) return refuse("it ended while it waited");
   if (mounts_changed(sb->host_mounts)) return refuse("the host's mounts changed since it was made");
@@ -374,9 +384,9 @@ Result<std::optional<RunOutcome>> run_in_standby(LinuxRun& run, std::shared_ptr<
   outcome.observed_writes = true;
   outcome.relayed_stderr = true;
   outcome.prepared_ahead = true;
-  outcome.plan_kept = fresh->kept;
+  outcome.plan_kept = vouched || fresh->kept;
   Standby* raw = sb.get();
-  sb->p = std::move(*fresh);  // the same plan, with this run's check of it (the observer reads it)
+  if (!vouched) sb->p = std::move(*fresh);  // the same plan, with this run's check of it (the observer reads it)
   Prepared& p = sb->p;
   ExecRequest req = exec_request(run);
   req.limits = rlimits_for(run, sb->run.cgroup.get());  // the standby's cgroup holds the rest
@@ -401,7 +411,7 @@ Result<std::optional<RunOutcome>> run_in_standby(LinuxRun& run, std::shared_ptr<
     req.late_ready = [&run, &p](Observer& o) { apply_late(run, p, o); };
     req.late_start = [&p] { p.late->start(); };
   }
-  const std::vector<std::string> missing = missing_unstubbed(run.policy, p.facts);
+  const std::vector<std::string> missing = missing_unstubbed(policy, p.facts);
   for (const auto& w : p.plan.warnings) log.warn(w);
   const double t1 = now_ms();
   log.info(

@@ -53,8 +53,10 @@ def main():
     def settle():
         # Until the session's plan is kept: made once, watched, made again unchanged. A mount
         # anywhere on the host drops it (as it must), so a busy machine gets a few tries.
+        # Then a pause: the next sandbox is made from it before the change comes.
         for _ in range(6):
             if kept(run(["true"])):
+                time.sleep(0.3)
                 return True
         return False
 
