@@ -29,10 +29,18 @@ Error sys_error(const std::string& call, const std::string& path, int err) {
   return make_error(ErrorKind::kSystem, fmt::format("{}(\"{}\") failed: {}", call, path, errno_text(err)));
 }
 
-Result<std::string> read_file(const std::string& path) {
+namespace {
+
+Result<std::string> read_all(const std::string& path, bool regular_only) {
   if (FsReads* rec = recording()) rec->content(path);
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: a FIFO opens (and reads nothing) at once instead of waiting for a writer.
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | (regular_only ? O_NONBLOCK : 0)));
   if (!fd.valid()) return sys_error("open", path, errno);
+  if (regular_only) {
+    struct stat st;
+    if (::fstat(fd.get(), &st) != 0) return sys_error("fstat", path, errno);
+    if (!S_ISREG(st.st_mode)) return sys_error("open", path, EINVAL);
+  }
   std::string out;
   // Small reads first: most files read here are a few bytes, and the kernel allocates (and
   // clears) a buffer of the asked size for each read of a /proc/sys file.
@@ -51,6 +59,16 @@ Result<std::string> read_file(const std::string& path) {
     if (static_cast<size_t>(n) == chunk && chunk < 65536) chunk *= 4;
   }
   return out;
+}
+
+}  // namespace
+
+Result<std::string> read_file(const std::string& path) {
+  return read_all(path, false);
+}
+
+Result<std::string> read_regular_file(const std::string& path) {
+  return read_all(path, true);
 }
 
 Status replace_contents(int fd, const std::string& data, const std::string& what) {

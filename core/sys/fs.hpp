@@ -15,6 +15,9 @@ std::string errno_text(int err);
 Error sys_error(const std::string& call, const std::string& path, int err);
 
 Result<std::string> read_file(const std::string& path);
+// Only a regular file (an error for anything else, a FIFO included, without waiting for it):
+// for files a sandboxed command may have made (a repository's commondir, a gitlink).
+Result<std::string> read_regular_file(const std::string& path);
 Status write_file_atomic(const std::string& path, const std::string& data);
 // Makes an open file (a memory file handed to another process) hold exactly data, and leaves
 // its offset at the start for the reader. what: named in the error.

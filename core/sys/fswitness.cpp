@@ -1,9 +1,11 @@
 #include "core/sys/fswitness.hpp"
 
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <linux/magic.h>
 #include <poll.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
@@ -29,25 +31,36 @@ constexpr uint32_t kChildren = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_
 constexpr uint32_t kSelf = IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF;
 constexpr uint32_t kContent = IN_MODIFY | IN_CLOSE_WRITE;
 
-// Filesystems whose every change on this machine reaches inotify. Not network or FUSE ones (a
-// change made elsewhere, or by the server behind them, is never reported), nor procfs or sysfs.
+// Filesystems whose every change on this machine reaches inotify, by the names it was made
+// with. Not network or FUSE ones (a change made elsewhere, or by the server behind them, is
+// never reported), nor procfs or sysfs; not XFS or ZFS either, which can fold case for a whole
+// filesystem (a lookup of ".ssh" then finds ".SSH", whose creation names another name).
 bool reports_every_change(const std::string& path) {
   struct statfs fs;
   if (::statfs(path.c_str(), &fs) != 0) return false;
   switch (static_cast<unsigned long>(fs.f_type)) {
     case EXT4_SUPER_MAGIC:
-    case XFS_SUPER_MAGIC:
     case BTRFS_SUPER_MAGIC:
     case TMPFS_MAGIC:
     case RAMFS_MAGIC:
     case F2FS_SUPER_MAGIC:
     case OVERLAYFS_SUPER_MAGIC:
-    case 0x2fc12fc1UL:  // zfs
     case 0xca451a4eUL:  // bcachefs
       return true;
     default:
       return false;
   }
+}
+
+// Whether a directory is known not to fold case (ext4, F2FS, tmpfs and bcachefs can, one
+// directory at a time: chattr +F). Not known (no flags to ask) counts as folding.
+bool case_sensitive(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  unsigned long flags = 0;
+  const bool ok = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 && !(flags & FS_CASEFOLD_FL);
+  ::close(fd);
+  return ok;
 }
 
 std::deque<std::string> components(std::string_view path) {
@@ -71,6 +84,9 @@ void FsReads::path(std::string_view p) {
 void FsReads::content(std::string_view p) {
   contents_.emplace(p);
 }
+void FsReads::links(std::string_view p) {
+  links_.emplace(p);
+}
 void FsReads::listing(std::string_view d) {
   listings_.emplace(d);
 }
@@ -85,6 +101,9 @@ bool FsReads::includes(const FsReads& o) const {
   }
   for (const auto& p : o.contents_) {
     if (!in(contents_, p)) return false;
+  }
+  for (const auto& p : o.links_) {
+    if (!in(links_, p)) return false;
   }
   for (const auto& p : o.listings_) {
     if (!in(listings_, p)) return false;
@@ -117,6 +136,7 @@ Result<std::unique_ptr<FsWitness>> FsWitness::watch(const FsReads& reads) {
   // seen by one of them.
   for (const auto& p : reads.paths()) WB_TRY(w->resolve(p));
   for (const auto& p : reads.contents()) WB_TRY(w->resolve(p));
+  for (const auto& p : reads.links()) WB_TRY(w->resolve(p));
   for (const auto& p : reads.listings()) WB_TRY(w->resolve(p));
   for (const auto& d : reads.scan_dirs()) {
     Watched role;
@@ -135,14 +155,20 @@ Status FsWitness::add(const std::string& path, bool dir_only, Watched role) {
   int wd = ::inotify_add_watch(inotify_.get(), path.c_str(), mask);
   // A file this user may not read (inotify asks for read access) is watched through its
   // directory alone: what its names do is seen there; what it holds the plan never read.
-  if (wd < 0 && errno == EACCES && !dir_only && !role.content) return ok_status();
+  if (wd < 0 && errno == EACCES && !dir_only && !role.content && !role.must_watch) return ok_status();
   if (wd < 0) {
     // ENOSPC: the user's watch limit (fs.inotify.max_user_watches); ENOENT, ENOTDIR: it changed
     // since it was read.
     return sys_error("inotify_add_watch", path, errno);
   }
-  if (!reports_every_change(path)) {
-    return make_error(ErrorKind::kUnavailable, "\"" + path + "\" is on a filesystem whose changes inotify may miss");
+  if (checked_.insert(path).second) {
+    if (!reports_every_change(path)) {
+      return make_error(ErrorKind::kUnavailable, "\"" + path + "\" is on a filesystem whose changes inotify may miss");
+    }
+    if (dir_only && !case_sensitive(path)) {
+      return make_error(ErrorKind::kUnavailable,
+                        "\"" + path + "\" may fold case (its names are not what inotify says)");
+    }
   }
   role.path = path;
   auto& roles = dirs_[wd];
@@ -165,6 +191,7 @@ Status FsWitness::resolve(const std::string& path) {
   Watched final_role;
   final_role.content = reads_.contents().count(path) > 0;
   final_role.listing = reads_.listings().count(path) > 0;
+  final_role.must_watch = final_role.content || reads_.links().count(path) > 0;
   std::deque<std::string> rest = components(path);
   std::string cur = "/";
   WB_TRY(add(cur, true, rest.empty() ? final_role : Watched{}));

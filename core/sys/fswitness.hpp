@@ -27,6 +27,8 @@ class FsReads {
   void path(std::string_view p);
   // ... and on what p holds (a git config, a gitlink file).
   void content(std::string_view p);
+  // ... and on its link count (a protected file with other names is refused).
+  void links(std::string_view p);
   // ... and on every name in the directory d.
   void listing(std::string_view d);
   // ... and on d's subdirectories and the names the workspace scan looks for in it.
@@ -34,12 +36,13 @@ class FsReads {
 
   const std::set<std::string>& paths() const { return paths_; }
   const std::set<std::string>& contents() const { return contents_; }
+  const std::set<std::string>& links() const { return links_; }
   const std::set<std::string>& listings() const { return listings_; }
   const std::set<std::string>& scan_dirs() const { return scan_dirs_; }
   bool includes(const FsReads& other) const;
 
  private:
-  std::set<std::string> paths_, contents_, listings_, scan_dirs_;
+  std::set<std::string> paths_, contents_, links_, listings_, scan_dirs_;
 };
 
 // The recording of the calling thread, null when none is active (then nothing is recorded).
@@ -73,6 +76,7 @@ class FsWitness {
   struct Watched {
     std::string path;
     bool listing = false, scan = false, content = false;
+    bool must_watch = false;  // the file itself must be watched (its contents, its link count)
   };
   Status add(const std::string& path, bool dir_only, Watched role);
   Status resolve(const std::string& path);
@@ -83,6 +87,7 @@ class FsWitness {
   // By watch descriptor: one inode may be watched under several paths (links, bind mounts).
   std::unordered_map<int, std::vector<Watched>> dirs_;
   std::unordered_set<std::string> lookups_;  // "dir/name" looked up while resolving the paths
+  std::unordered_set<std::string> checked_;  // paths whose filesystem was found fit
   bool changed_ = false;
 };
 

@@ -38,7 +38,7 @@ std::string unquote(std::string v) {
 // like the config itself, existing or not (husky's .husky/_ before `npm install` made it).
 void guard_config_targets(const std::string& config, const std::string& top, const std::string& home, HitGuards& out,
                           int depth) {
-  auto text = read_file(config);
+  auto text = read_regular_file(config);
   if (!text.ok() || depth > 4) return;
   std::string section;
   size_t pos = 0;
@@ -94,7 +94,9 @@ void guard_gitdir(const std::string& g, HitGuards& out, int depth, const std::st
   out.deny_write.push_back(
       {paths::join(g, "fsmonitor--daemon.ipc"), LeafType::kFile, true, "", "git trusts what answers there"});
   auto single_name = [&](const std::string& f) {
-    if (FsReads* rec = recording()) rec->path(f);
+    // Its link count counts: watched itself (a new hard link is told to the file's own watch
+    // alone, never to its directory's).
+    if (FsReads* rec = recording()) rec->links(f);
     struct stat st;
     if (::lstat(f.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1) out.linked.push_back(f);
   };
@@ -173,7 +175,7 @@ HitGuards guards_for_hits(const std::vector<ScanHit>& hits, const std::string& w
       // Or HEAD with a commondir naming where objects/ and refs/ are (a linked worktree's layout).
       // (git only checks that objects and refs can be entered: plain files pass for it too.)
       bool layout = exists(paths::join(h.dir, "objects")) && exists(paths::join(h.dir, "refs"));
-      auto common = read_file(paths::join(h.dir, "commondir"));
+      auto common = read_regular_file(paths::join(h.dir, "commondir"));
       if (!h.is_dir && (layout || common.ok())) {
         out.git_dirs.push_back(h.dir);
         guard_gitdir(h.dir, out, 0, home, h.dir);
@@ -190,7 +192,7 @@ HitGuards guards_for_hits(const std::vector<ScanHit>& hits, const std::string& w
       // guarded so it cannot be pointed at a directory the command controls.
       out.git_dirs.push_back(p);
       out.deny_write.push_back({p, LeafType::kFile, false, ""});
-      auto text = read_file(p);
+      auto text = read_regular_file(p);
       if (!text.ok() || text->rfind("gitdir:", 0) != 0) continue;
       std::string target = trim(text->substr(7));
       while (!target.empty() && target.front() == ' ') target.erase(target.begin());
@@ -199,7 +201,7 @@ HitGuards guards_for_hits(const std::vector<ScanHit>& hits, const std::string& w
       if (!is_dir(gitdir)) continue;
       std::string common = gitdir;
       out.repo_dirs.push_back(gitdir);
-      if (auto c = read_file(paths::join(gitdir, "commondir")); c.ok()) {
+      if (auto c = read_regular_file(paths::join(gitdir, "commondir")); c.ok()) {
         common = paths::resolve(trim(*c), "/", gitdir);
         out.deny_write.push_back({paths::join(gitdir, "commondir"), LeafType::kFile, false, ""});
         out.deny_write.push_back({paths::join(gitdir, "config.worktree"), LeafType::kFile, false, ""});
@@ -210,7 +212,7 @@ HitGuards guards_for_hits(const std::vector<ScanHit>& hits, const std::string& w
       // file names this .git file back, and the common directory is a repository. A .git file
       // is the workspace's to write when it is not a repository yet, so "gitdir: /etc" must
       // never make /etc writable (the back-pointer lies outside what a command can write).
-      auto back = read_file(paths::join(gitdir, "gitdir"));
+      auto back = read_regular_file(paths::join(gitdir, "gitdir"));
       bool linked = back.ok() && paths::resolve(trim(*back), "/", gitdir) == p &&
                     paths::basename(paths::parent(gitdir)) == "worktrees" &&
                     paths::parent(paths::parent(gitdir)) == common && exists(paths::join(common, "HEAD")) &&

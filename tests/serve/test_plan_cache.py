@@ -168,6 +168,36 @@ def main():
                 break
         check("a one-shot run in between: the next command still starts in its prepared sandbox", ahead)
 
+        # A hook file this user may not read, given another name on the host: planning refuses
+        # that (the other name would stay writable), so the next command must see it come.
+        hook = os.path.join(ws, ".git", "hooks", "pre-commit")
+        open(hook, "w").write("#!/bin/sh\necho hook\n")
+        os.chmod(hook, 0o100)
+        settle()
+        os.link(hook, os.path.join(ws, "notes2"))
+        time.sleep(0.3)
+        r = srv.call("command/exec", {"sessionId": "K", "command": [
+            "sh", "-c", "chmod 755 notes2; printf '#!/bin/sh\\necho PLANTED\\n' > notes2"]})
+        os.chmod(hook, 0o600)
+        check("a hook given another name on the host: refused, not written through it",
+              "hard links" in str(r.get("error")) and "PLANTED" not in read(hook))
+        os.unlink(os.path.join(ws, "notes2"))
+        os.unlink(hook)
+
+        # A FIFO where planning reads a repository's file (HEAD beside a commondir): nothing
+        # waits for a writer that never comes.
+        def answered(argv):
+            time.sleep(0.3)
+            try:
+                return srv.result("command/exec", {"sessionId": "K", "command": argv}, timeout=20)
+            except TimeoutError:
+                return None
+        r = answered(["sh", "-c", "mkdir n && echo x > n/HEAD && mkfifo n/commondir && echo made"])
+        r2 = answered(["true"])
+        check("a FIFO named commondir: this command and the next are answered",
+              r is not None and "made" in out(r) and r2 is not None and r2.get("exitCode") == 0)
+        shutil.rmtree(os.path.join(ws, "n"), ignore_errors=True)
+
         # session/update: new settings, a new plan (not the kept one of the old settings).
         settle()
         srv.result("session/update", {"sessionId": "K", "settings": {"sandbox": {"enabled": True, "filesystem": {
