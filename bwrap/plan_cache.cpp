@@ -153,12 +153,15 @@ Result<Prepared> PlanCache::plan(LinuxRun& run, bool late) {
   Result<Prepared> fresh = make_error(ErrorKind::kSystem, "internal: not planned");
   {
     sys::Recording recording(&reads);
-    fresh = prepare_run(run, nullptr, watching ? false : late);
+    fresh = prepare_run(run, nullptr, late);
   }
   if (!fresh.ok()) {
     witness_.reset();
     return fresh;
   }
+  // A large tree planned from its scan cache (checked while the command starts) read too little
+  // to vouch for anything, or against the witness: the next full plan (a standby's) is kept.
+  if (fresh->late) return fresh;
   const bool complete = fresh->stub_list.empty() && !fresh->late && fresh->unreadable.empty();
   if (watching && complete && witness_->reads().includes(reads) && witness_->unchanged()) {
     fresh->kept = false;
