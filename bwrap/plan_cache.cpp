@@ -107,7 +107,7 @@ bool plan_keepable(const FsPolicy& policy) {
 }
 
 bool PlanCache::vouches(const LinuxRun& run, std::uint64_t generation) {
-  if (env_is("WAVEBOX_PLAN_CACHE", "0") || env_is("WAVEBOX_PLAN_CACHE_CHECK", "1")) return false;
+  if (env_is("WAVEBOX_PLAN_CACHE", "0")) return false;
   std::lock_guard<std::mutex> lock(mu_);
   if (!kept_ || generation == 0 || generation != generation_ || !witness_ || !witness_->unchanged()) return false;
   if (plan_input(run) != input_) return false;

@@ -12,6 +12,8 @@ constexpr std::uint64_t kAfUnix = 1, kAfInet = 2, kAfInet6 = 10, kAfNetlink = 16
 constexpr std::uint64_t kSockStream = 1, kSockDgram = 2, kSockSeqpacket = 5, kSockTypeMask = 0xf;
 constexpr std::uint64_t kCloneNewUser = 0x10000000;
 constexpr std::uint64_t kTiocsti = 0x5412, kTioclinux = 0x541C, kTiocsetd = 0x5423, kTiocexcl = 0x540C;
+// FS_IOC_SETFLAGS (and its 32-bit number), FS_IOC_FSSETXATTR.
+constexpr std::uint64_t kSetFlags = 0x40086602, kSetFlags32 = 0x40046602, kFsSetXattr = 0x401c5820;
 constexpr std::uint64_t kSetUid = 04000, kSetGid = 02000, kOtherWrite = 02;
 
 SeccompRule always(const char* name, int err, const char* why) {
@@ -96,6 +98,11 @@ std::vector<SeccompRule> seccomp_rules(const SeccompOptions& o) {
   // dead) and exclusive mode (every later open of it refused) are not the command's to change.
   r.push_back({"ioctl", kEPERM, {{1, Op::kEq, 0, kTiocsetd}}, "TIOCSETD changes the terminal's line discipline"});
   r.push_back({"ioctl", kEPERM, {{1, Op::kEq, 0, kTiocexcl}}, "TIOCEXCL locks the terminal against later opens"});
+  // A directory made case-folding (chattr +F) finds ".GIT/CONFIG" where ".git/config" is
+  // protected, and names its new entries as made: the guards and serve's witness compare names.
+  for (std::uint64_t op : {kSetFlags, kSetFlags32, kFsSetXattr}) {
+    r.push_back({"ioctl", kEPERM, {{1, Op::kEq, 0, op}}, "file flags (case folding) are not the command's to set"});
+  }
   for (const char* s : {"keyctl", "add_key", "request_key"}) {
     r.push_back(always(s, kEPERM, "the kernel keyring is not namespaced"));
   }

@@ -3,7 +3,9 @@
 // When the command comes it is planned again as any run is; the standby is used only when that
 // plan is the one it was made from and the files its mounts were taken from are still the same
 // (a directory renamed and made again on the host would leave a mask on the old one). Anything
-// else, and it is dropped and the run made afresh: a standby never widens a run.
+// else, and it is dropped and the run made afresh: a standby never widens a run. A standby made
+// from the session's kept plan while that plan still holds (bwrap/plan_cache.hpp) is that plan,
+// and its files' identities are what the plan's witness watches.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
@@ -13,6 +15,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -239,12 +242,12 @@ bool mounts_changed(const sys::Fd& table) {
 // not exist, placeholder and mask): a standby has no registry of its own, so it would plan that
 // stub as a plain file, and lose its mask when the other run lets go. Joined to look, and
 // released again with the registry.
-bool joins_stubs(const LinuxRun& run) {
+bool joins_stubs(const LinuxRun& run, const FsPolicy& policy) {
   sys::StubRegistry stubs(run.state.stubs, run.state.pool);
   auto under = [&](const std::string& path) {
     auto within = [&](const GuardedPath& g) { return paths::is_within(g.path, path); };
-    return std::any_of(run.policy.deny_write.begin(), run.policy.deny_write.end(), within) ||
-           std::any_of(run.policy.deny_read.begin(), run.policy.deny_read.end(), within);
+    return std::any_of(policy.deny_write.begin(), policy.deny_write.end(), within) ||
+           std::any_of(policy.deny_read.begin(), policy.deny_read.end(), within);
   };
   return !stubs.join_registered(under).empty();
 }
@@ -316,7 +319,8 @@ Result<std::shared_ptr<Standby>> make_standby(LinuxRun run) {
   WB_TRY(begin_launch(*sb->launch, sb->req, early_options));
   sb->p = WB_TRY(run.plan_cache ? run.plan_cache->plan(run, false) : prepare_run(run, nullptr, false));
   if (!sb->p.stub_list.empty()) return make_error(ErrorKind::kUnavailable, "a run that needs stubs has no standby");
-  if (joins_stubs(run)) return make_error(ErrorKind::kUnavailable, "another run holds a stub among its paths");
+  if (joins_stubs(run, run.policy))
+    return make_error(ErrorKind::kUnavailable, "another run holds a stub among its paths");
   const ShimMounts mode = mount_mode(sb->p, true);
   if (mode != ShimMounts::kAll) return make_error(ErrorKind::kUnavailable, "a plan bwrap must place has no standby");
   std::string options = WB_TRY(write_plan(run, sb->p, *sb->launch, true, sb->req.env));
@@ -368,12 +372,23 @@ Result<std::optional<RunOutcome>> run_in_standby(LinuxRun& run, std::shared_ptr<
   };
   if (!vouched && !fresh.ok()) return refuse("planning failed");
   if (!vouched && !fresh->stub_list.empty()) return refuse("the run needs stubs");
-  if (joins_stubs(run)) return refuse("another run holds a stub among its paths");
   const Prepared& planned = vouched ? sb->p : *fresh;
-  const FsPolicy& policy = vouched ? sb->run.policy : run.policy;
+  const FsPolicy& policy = vouched ? sb->run.policy : run.policy;  // as planned
+  if (joins_stubs(run, policy)) return refuse("another run holds a stub among its paths");
   std::string mounts;
   if (key_of(run, planned, mount_mode(planned, sb->mount_api), sb->run.cwd, &mounts) != sb->key) {
     return refuse("the plan is not the one it was made from (the settings or the tree changed)");
+  }
+  if (vouched && std::getenv("WAVEBOX_PLAN_CACHE_CHECK") &&
+      std::string(std::getenv("WAVEBOX_PLAN_CACHE_CHECK")) == "1") {
+    // Tests: what the witness stands in for, checked as well; a difference ends the server.
+    FsPolicy kept = run.policy;
+    auto again = run.plan_cache->plan(run, false);  // compares a fresh plan with the kept one
+    run.policy = kept;
+    if (!again.ok() || idents_of(mounts) != sb->idents) {
+      log.warn("internal: a standby from the kept plan is not what it was made of (WAVEBOX_PLAN_CACHE_CHECK)");
+      std::abort();
+    }
   }
   if (!vouched && idents_of(mounts) != sb->idents) return refuse("a file its mounts were taken from was replaced");
   // Last, right before the command starts in it: the standby itself, as it is now.

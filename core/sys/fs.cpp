@@ -33,14 +33,20 @@ namespace {
 
 Result<std::string> read_all(const std::string& path, bool regular_only) {
   if (FsReads* rec = recording()) rec->content(path);
-  // O_NONBLOCK: a FIFO opens (and reads nothing) at once instead of waiting for a writer.
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | (regular_only ? O_NONBLOCK : 0)));
-  if (!fd.valid()) return sys_error("open", path, errno);
+  Fd fd;
   if (regular_only) {
+    // Looked at before it is opened: opening is what a FIFO waits in and what a device acts on
+    // (a watchdog arms, a terminal can become ours). Then the very file looked at is opened.
+    Fd at(::open(path.c_str(), O_PATH | O_CLOEXEC));
+    if (!at.valid()) return sys_error("open", path, errno);
     struct stat st;
-    if (::fstat(fd.get(), &st) != 0) return sys_error("fstat", path, errno);
+    if (::fstat(at.get(), &st) != 0) return sys_error("fstat", path, errno);
     if (!S_ISREG(st.st_mode)) return sys_error("open", path, EINVAL);
+    fd = Fd(::open(fmt::format("/proc/self/fd/{}", at.get()).c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  } else {
+    fd = Fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   }
+  if (!fd.valid()) return sys_error("open", path, errno);
   std::string out;
   // Small reads first: most files read here are a few bytes, and the kernel allocates (and
   // clears) a buffer of the asked size for each read of a /proc/sys file.

@@ -191,6 +191,17 @@ fi
 # Escape tools fail; real tools still work under the filter.
 wb run -- unshare -r true
 check "unshare -r fails" [ "$RC" -ne 0 ]
+# File flags (chattr: case folding would make ".GIT/CONFIG" find the protected .git/config).
+wb run -- python3 -c '
+import fcntl, os
+fd = os.open(".", os.O_RDONLY)
+flags = fcntl.ioctl(fd, 0x80086601, b"\0" * 8)
+try:
+    fcntl.ioctl(fd, 0x40086602, flags)
+    print("flags set")
+except OSError as e:
+    print("refused", e.errno)'
+check "FS_IOC_SETFLAGS is refused ($OUT)" grep -q "refused 1" <<<"$OUT"
 if command -v strace >/dev/null; then
   wb run -- strace -f true
   check "strace (ptrace) fails" [ "$RC" -ne 0 ]
