@@ -35,7 +35,7 @@ struct Prepared {
   // The plan was made from the scan cache; this checks it while the command starts.
   std::shared_ptr<LateScan> late;
   std::set<std::string> scan_guards;  // the paths the scan's findings guard in the plan
-  bool kept = false;                  // the session's kept plan (bwrap/plan_cache.hpp), not made now
+  bool kept = false;                  // the session's kept plan (bwrap/kept_plan.hpp), not made now
   std::uint64_t generation = 0;       // which of them: a new one each time a plan is kept
 };
 

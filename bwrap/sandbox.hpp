@@ -19,7 +19,7 @@
 namespace wb::lnx {
 
 struct Standby;   // bwrap/standby.cpp
-class PlanCache;  // bwrap/plan_cache.hpp
+class PlanCache;  // bwrap/kept_plan.hpp
 
 struct LinuxRun {
   FsPolicy policy;

@@ -4,7 +4,7 @@
 // plan is the one it was made from and the files its mounts were taken from are still the same
 // (a directory renamed and made again on the host would leave a mask on the old one). Anything
 // else, and it is dropped and the run made afresh: a standby never widens a run. A standby made
-// from the session's kept plan while that plan still holds (bwrap/plan_cache.hpp) is that plan,
+// from the session's kept plan while that plan still holds (bwrap/kept_plan.hpp) is that plan,
 // and its files' identities are what the plan's witness watches.
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -27,7 +27,7 @@
 
 #include "bwrap/exec.hpp"
 #include "bwrap/facts.hpp"
-#include "bwrap/plan_cache.hpp"
+#include "bwrap/kept_plan.hpp"
 #include "bwrap/prepared.hpp"
 #include "bwrap/sandbox.hpp"
 #include "bwrap/shim/wire.h"
@@ -379,8 +379,7 @@ Result<std::optional<RunOutcome>> run_in_standby(LinuxRun& run, std::shared_ptr<
   if (key_of(run, planned, mount_mode(planned, sb->mount_api), sb->run.cwd, &mounts) != sb->key) {
     return refuse("the plan is not the one it was made from (the settings or the tree changed)");
   }
-  if (vouched && std::getenv("WAVEBOX_PLAN_CACHE_CHECK") &&
-      std::string(std::getenv("WAVEBOX_PLAN_CACHE_CHECK")) == "1") {
+  if (vouched && run.plan_cache->checking()) {
     // Tests: what the witness stands in for, checked as well; a difference ends the server.
     FsPolicy kept = run.policy;
     auto again = run.plan_cache->plan(run, false);  // compares a fresh plan with the kept one

@@ -20,8 +20,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "bwrap/kept_plan.hpp"
 #include "bwrap/plan.hpp"
-#include "bwrap/plan_cache.hpp"
 #include "bwrap/prepared.hpp"
 #include "bwrap/sandbox.hpp"
 #include "bwrap/shim/wire.h"
@@ -478,7 +478,11 @@ Result<Prepared> prepare(RunRequest request) {
 }
 
 std::shared_ptr<PlanCache> new_plan_cache() {
-  return std::make_shared<lnx::PlanCache>();
+  auto is = [](const char* name, const char* value) {
+    const char* v = std::getenv(name);
+    return v && std::string(v) == value;
+  };
+  return std::make_shared<lnx::PlanCache>(is("WAVEBOX_PLAN_CACHE_CHECK", "1"), is("WAVEBOX_PLAN_CACHE", "0"));
 }
 
 void finish_standby_ends() {

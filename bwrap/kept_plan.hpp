@@ -18,6 +18,11 @@ namespace wb::lnx {
 
 class PlanCache {
  public:
+  // check: every kept plan is also made afresh and compared, a difference ending the process
+  // (tests: WAVEBOX_PLAN_CACHE_CHECK=1); off: nothing is kept (WAVEBOX_PLAN_CACHE=0). Read by
+  // the caller once, where the cache is made.
+  PlanCache(bool check, bool off) : check_(check), off_(off) {}
+  bool checking() const { return check_; }
   // run's plan, as prepare_run(run, nullptr, late) would make it now; run.policy as it leaves.
   Result<Prepared> plan(LinuxRun& run, bool late);
   // Whether the plan kept as generation is still the one run would make (nothing it read
@@ -31,6 +36,7 @@ class PlanCache {
   std::optional<Prepared> kept_;
   FsPolicy kept_policy_;
   std::uint64_t generation_ = 0;
+  const bool check_, off_;
 };
 
 // What a plan is made from besides the filesystem: the policy as given, the run's directories.

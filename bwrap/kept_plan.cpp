@@ -1,9 +1,9 @@
-#include "bwrap/plan_cache.hpp"
+#include "bwrap/kept_plan.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
+#include <cstdlib>  // std::abort, for check_
 
 #include "core/paths.hpp"
 
@@ -51,11 +51,6 @@ std::string digest(const Prepared& p) {
   for (const auto& s : p.scan_guards) add(k, s);
   add(k, p.facts.fuse ? "fuse" : "-");
   return k;
-}
-
-bool env_is(const char* name, const char* value) {
-  const char* v = std::getenv(name);
-  return v && std::string(v) == value;
 }
 
 std::string policy_text(const FsPolicy& p) {
@@ -107,7 +102,7 @@ bool plan_keepable(const FsPolicy& policy) {
 }
 
 bool PlanCache::vouches(const LinuxRun& run, std::uint64_t generation) {
-  if (env_is("WAVEBOX_PLAN_CACHE", "0")) return false;
+  if (off_) return false;
   std::lock_guard<std::mutex> lock(mu_);
   if (!kept_ || generation == 0 || generation != generation_ || !witness_ || !witness_->unchanged()) return false;
   if (plan_input(run) != input_) return false;
@@ -116,14 +111,14 @@ bool PlanCache::vouches(const LinuxRun& run, std::uint64_t generation) {
 }
 
 Result<Prepared> PlanCache::plan(LinuxRun& run, bool late) {
-  if (env_is("WAVEBOX_PLAN_CACHE", "0") || !plan_keepable(run.policy)) return prepare_run(run, nullptr, late);
+  if (off_ || !plan_keepable(run.policy)) return prepare_run(run, nullptr, late);
   const Logger& log = *run.log;
   const std::string input = plan_input(run);
   std::lock_guard<std::mutex> lock(mu_);
   const bool same = witness_ && input == input_;
   if (same && kept_ && witness_->unchanged()) {
     Prepared p = *kept_;
-    if (env_is("WAVEBOX_PLAN_CACHE_CHECK", "1")) {
+    if (check_) {
       // Tests: planned again as well, and compared; a difference is what the witness missed.
       LinuxRun again;
       again.policy = run.policy;
