@@ -284,14 +284,59 @@ int Supervisor::parent_of(pid_t pid, long long dirfd, const std::string& path, P
   } else if (under_self) {
     return ENOENT;
   } else {
-    int r = root(pid);
-    if (r < 0) return EACCES;
-    fd = openat2_in(r, dir, O_PATH | O_DIRECTORY | O_CLOEXEC, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+    return open_dir(pid, dir, out);
   }
   if (fd < 0) return errno;
   out.fd.reset(static_cast<int>(fd));
   out.path = fd_path(out.fd.get());
   if (out.path.empty() || out.path[0] != '/') return ENOENT;
+  return 0;
+}
+
+namespace {
+// An absolute path with nothing the kernel resolves otherwise than as written: no "." or ".."
+// component, no empty one. Only such a path can name a cached directory by its real path.
+bool plain_absolute(const std::string& p) {
+  if (p.empty() || p[0] != '/') return false;
+  if (p.size() == 1) return true;
+  if (p.back() == '/') return false;
+  for (size_t i = 0; i < p.size();) {
+    size_t next = p.find('/', i + 1);
+    if (next == std::string::npos) next = p.size();
+    const size_t len = next - i - 1;
+    if (len == 0 || (len == 1 && p[i + 1] == '.') || (len == 2 && p[i + 1] == '.' && p[i + 2] == '.')) return false;
+    i = next;
+  }
+  return true;
+}
+}  // namespace
+
+int Supervisor::open_dir(pid_t pid, const std::string& dir, Parent& out) {
+  // The common case, a directory looked at a moment ago (the next file of an archive, the next
+  // entry of a tree being removed): the cache's descriptor, still named by this very path.
+  const bool plain = plain_absolute(dir);
+  if (plain) {
+    int fd = dirs_.find(dir);
+    if (fd >= 0) {
+      out.fd.fd = fd;
+      out.path = dir;
+      return 0;
+    }
+  }
+  int r = root(pid);
+  if (r < 0) return EACCES;
+  long fd = openat2_in(r, dir, O_PATH | O_DIRECTORY | O_CLOEXEC, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+  if (fd < 0) return errno;
+  sys::Fd own(static_cast<int>(fd));
+  out.path = fd_path(own.get());
+  if (out.path.empty() || out.path[0] != '/') return ENOENT;
+  // Kept under its real path (what later calls name it by when no link is on the way); not
+  // /proc, whose entries depend on the caller.
+  if (plain_absolute(out.path) && !paths::is_within(out.path, "/proc")) {
+    out.fd.fd = dirs_.keep(std::move(own), out.path);
+  } else {
+    out.fd.reset(own.release());
+  }
   return 0;
 }
 
@@ -306,36 +351,41 @@ std::string with_remedy(std::string why, const char* verb) {
 }
 }  // namespace
 
-std::string Supervisor::refusal(const std::string& path, int parent, bool tree) {
+std::string Supervisor::refusal(const std::string& path, int parent, bool tree, bool* allowed_new) {
   if (const Late* l = late_guard(path, tree)) return with_remedy(l->why, "create");
   if (!writable_(path)) return {};  // the mounts refuse it anyway, and say so with EROFS
   const bool in_new = is_new_dir(parent);
   std::string why = refuses_(path, in_new, tree);
-  if (why.empty() && in_new && !refuses_(path, false, tree).empty() && allowed_new_.size() < 1000) {
-    allowed_new_.push_back(path);
+  // A name allowed only because its directory is new (a protected name, or HEAD): said after
+  // the run. Asked again without the new directory only for such names.
+  if (why.empty() && in_new) {
+    const std::string name = paths::basename(path);
+    if ((name == "HEAD" || is_protected_name(name)) && !refuses_(path, false, tree).empty()) {
+      if (allowed_new) {
+        *allowed_new = true;  // the caller notes it once the name is made
+      } else {
+        note_allowed_new(path);
+      }
+    }
   }
   return with_remedy(std::move(why), "create");
 }
 
-namespace {
-unsigned long long dir_key(const struct stat& st) {
-  return (static_cast<unsigned long long>(st.st_dev) << 40) ^ static_cast<unsigned long long>(st.st_ino);
+void Supervisor::note_allowed_new(const std::string& path) {
+  if (allowed_new_.size() < 1000) allowed_new_.push_back(path);
 }
-}  // namespace
 
-bool Supervisor::is_new_dir(int fd) const {
+bool Supervisor::is_new_dir(int fd) {
   if (new_dirs_.empty()) return false;
-  struct stat st;
-  return ::fstat(fd, &st) == 0 && new_dirs_.count(dir_key(st));
+  DirId id;
+  if (!dirs_.identity(fd, &id) && !dir_identity(fd, nullptr, &id)) return false;
+  return new_dirs_.count(id) != 0;
 }
 
 void Supervisor::remember_new_dir(int parent, const std::string& name) {
-  struct stat st;
+  DirId id;
   // Bounded: past it, new directories are treated as old ones (their names refused).
-  if (new_dirs_.size() < 1000000 && ::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-      S_ISDIR(st.st_mode)) {
-    new_dirs_.insert(dir_key(st));
-  }
+  if (new_dirs_.size() < 1000000 && dir_identity(parent, name.c_str(), &id)) new_dirs_.insert(id);
 }
 
 int Supervisor::exists_already(const Parent& p) {
@@ -429,6 +479,7 @@ bool Supervisor::new_name(pid_t pid, Performed& r, long long dirfd, const std::s
 }
 
 Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, int listener, unsigned long long id) {
+  dirs_.release_evicted();  // (the last call's borrowed descriptors are done with)
   switch (nr) {
     case SYS_connect: {
       if (unix_sockets_open_) return {};
@@ -550,6 +601,9 @@ Performed Supervisor::perform_open(pid_t pid, int nr, const unsigned long long* 
   // O_TMPFILE makes no name (linkat gives it one, through here); its directory is resolved by
   // the kernel, and the mounts decide.
   if ((flags & __O_TMPFILE) == __O_TMPFILE) return {};
+  // O_PATH opens nothing for reading or writing and creates nothing: the kernel ignores the
+  // other flags (its flags are in a register here, not in memory the caller could change).
+  if ((flags & O_PATH) && nr != SYS_openat2) return {};
   std::string path;
   if (int err = read_string(pid, addr, path)) return failed(err);
   return open_for_write(pid, dirfd, path, flags, mode & 07777, listener, id);

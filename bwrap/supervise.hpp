@@ -34,6 +34,59 @@ struct Performed {
   std::string direct;     // an inet connect performed here that had nowhere to go: "IP:PORT"
 };
 
+// A directory's identity: device, inode and (where the file system keeps one) birth time, so
+// that an inode number a removed directory leaves behind and another directory takes later is
+// not the same directory.
+struct DirId {
+  unsigned long long dev = 0, ino = 0;
+  long long birth_s = 0;
+  unsigned birth_ns = 0;
+  bool operator==(const DirId& o) const {
+    return dev == o.dev && ino == o.ino && birth_s == o.birth_s && birth_ns == o.birth_ns;
+  }
+};
+struct DirIdHash {
+  size_t operator()(const DirId& d) const {
+    return std::hash<unsigned long long>()(d.ino * 0x9e3779b97f4a7c15ULL ^ d.dev ^
+                                           static_cast<unsigned long long>(d.birth_s) * 31 ^ d.birth_ns);
+  }
+};
+// The identity of fd, or (name given) of name in the directory fd; false when it cannot be read.
+bool dir_identity(int fd, const char* name, DirId* out);
+
+// Directories the supervisor resolved lately, kept open (O_PATH), so that a run of calls in the
+// same directories (an archive extracted, a tree removed) does not walk each path again in the
+// sandbox's root. An entry is used only while the kernel names its descriptor by exactly the path
+// asked for (one readlink instead of a walk, its readlink and a close): a directory moved or
+// removed since, by the sandbox or by the host, is looked up afresh. Pure bookkeeping around
+// descriptors; the checks are the supervisor's.
+class DirCache {
+ public:
+  static constexpr size_t kEntries = 32;
+  // A descriptor of the directory at path (absolute, in the sandbox's view), checked just now;
+  // -1 when there is none. Borrowed: valid until the next release_evicted().
+  int find(const std::string& path);
+  // Keeps fd as the directory at path (its real path, as the kernel named it); returns it, borrowed.
+  int keep(sys::Fd fd, const std::string& path);
+  // The identity of a descriptor find() or keep() returned, read once; false for others.
+  bool identity(int fd, DirId* out);
+  // Closes the descriptors evicted since the last call (callers may still hold them until then).
+  void release_evicted() { evicted_.clear(); }
+  void clear();
+
+ private:
+  struct Entry {
+    sys::Fd fd;
+    std::string path;
+    DirId id;
+    bool id_known = false;
+    unsigned long long used = 0;
+  };
+  std::vector<Entry> entries_;
+  std::vector<sys::Fd> evicted_;
+  unsigned long long tick_ = 0;
+};
+
 class Supervisor {
  public:
   // writable: whether the plan lets the sandbox write at a path (only there are names refused;
@@ -71,8 +124,18 @@ class Supervisor {
   void add_late_read_only(const std::vector<std::string>& paths, const std::string& why);
 
  private:
+  // A parent directory's descriptor: the cache's (borrowed for the call) or one of its own.
+  struct DirRef {
+    int fd = -1;
+    sys::Fd own;
+    int get() const { return fd; }
+    void reset(int f) {
+      own.reset(f);
+      fd = f;
+    }
+  };
   struct Parent {
-    sys::Fd fd;
+    DirRef fd;
     std::string path;  // in the sandbox's view
     std::string name;
     bool trailing_slash = false;
@@ -114,15 +177,25 @@ class Supervisor {
   Performed perform_rename(pid_t pid, int nr, const unsigned long long* a);
   bool refuse_creation(Performed& r, const std::string& path, int parent, bool tree);
   bool new_name(pid_t pid, Performed& r, long long dirfd, const std::string& path, Parent& p, bool tree);
-  std::string refusal(const std::string& path, int parent, bool tree);
+  // Why creating path in the directory parent is refused ("" when it is not). A name allowed
+  // only because the directory is new is noted for the warning after the run, or, with
+  // allowed_new, said there for the caller to note once it made the name.
+  std::string refusal(const std::string& path, int parent, bool tree, bool* allowed_new = nullptr);
+  void note_allowed_new(const std::string& path);
+  // O_CREAT of a name that is not there (the common case), made at once; false when the name
+  // is taken or the creation needs a closer look (then open_for_write looks as before).
+  bool create_first(pid_t pid, const Parent& p, int flags, mode_t mode, Performed& r);
   Performed open_for_write(pid_t pid, long long dirfd, const std::string& path, int flags, mode_t mode, int listener,
                            unsigned long long id);
   std::function<bool(const std::string&)> writable_;
   Refuses refuses_;
   std::function<std::string(const std::string&)> moving_;
-  std::unordered_set<unsigned long long> new_dirs_;  // (dev, inode) of directories made in this run
+  std::unordered_set<DirId, DirIdHash> new_dirs_;  // directories made in this run
   std::vector<std::string> allowed_new_;
-  bool is_new_dir(int fd) const;
+  DirCache dirs_;
+  // The directory at dir (absolute, as asked) from the cache, or walked in the sandbox's root.
+  int open_dir(pid_t pid, const std::string& dir, Parent& out);
+  bool is_new_dir(int fd);
   void remember_new_dir(int parent, const std::string& name);
   sys::Fd root_;
   int listener_ = -1;

@@ -117,6 +117,23 @@ bool Supervisor::create_fresh(pid_t pid, const Parent& p, int flags, mode_t mode
   return true;
 }
 
+bool Supervisor::create_first(pid_t pid, const Parent& p, int flags, mode_t mode, Performed& r) {
+  if (p.trailing_slash || !writable_(r.path)) return false;
+  bool allowed_new = false;
+  if (!refusal(r.path, p.fd.get(), false, &allowed_new).empty()) return false;
+  UmaskScope u(umask_of(pid));
+  int fd = ::openat(p.fd.get(), p.name.c_str(), flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                    mode & ~(S_ISUID | S_ISGID | S_IWOTH));
+  if (fd < 0 && errno == EEXIST) return false;  // an existing name: looked at as such
+  if (fd < 0) {
+    r.error = errno;
+    return true;
+  }
+  r.fd = fd;
+  if (allowed_new) note_allowed_new(r.path);
+  return true;
+}
+
 // A FIFO's open that would wait (a writer's for a reader, a reader's for a writer): not on this
 // thread, which answers every call. A writer whose reader is there already opens at once; else a
 // helper thread opens it and answers the call itself.
@@ -191,6 +208,9 @@ Performed Supervisor::open_for_write(pid_t pid, long long dirfd, const std::stri
     // Another process's /proc entries (/proc/1/mem): this thread's credentials are not the
     // caller's (it owns the sandbox's user namespace), so they are not opened here at all.
     if (paths::is_within(r.path, "/proc")) return with_error(r, EACCES);
+    // Most opens with O_CREAT make a new name (an archive extracted, a build's outputs): made at
+    // once with O_EXCL when nothing refuses it; a name that is there is looked at below.
+    if ((flags & O_CREAT) && create_first(pid, p, flags, mode, r)) return r;
     struct stat st;
     if (::fstatat(p.fd.get(), p.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno != ENOENT || !(flags & O_CREAT)) return with_error(r, errno);

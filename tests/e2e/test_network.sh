@@ -163,13 +163,15 @@ fport=$((20000 + RANDOM % 20000))
 ip netns exec "$LAB_CL" python3 -c "
 import socket, sys
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('127.0.0.1', $fport)); s.listen(5)
+open('$SCRATCH/fwd-ready', 'w').close()
 s.settimeout(15)
 c, _ = s.accept(); line = c.recv(4096).split(b'\r\n')[0]
 open('$SCRATCH/forwarded', 'w').write(line.decode())
 c.sendall(b'HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nforwarded')
 " &
 fwd=$!
-sleep 0.3
+# Listening before the run (a python started through a version manager's shim takes a while).
+for _ in $(seq 1 100); do [ -e "$SCRATCH/fwd-ready" ] && break; sleep 0.1; done
 printf '{"sandbox":{"enabled":true,"network":{"httpProxyPort":%d}}}' "$fport" > "$SCRATCH/fwd.json"
 lab_wb run --settings "$SCRATCH/fwd.json" -- sh -c "curl -s -m 5 http://anything.test/via-caller-proxy"
 wait $fwd 2>/dev/null
