@@ -307,11 +307,15 @@ Observer::Observed Observer::observe(pid_t pid, int nr, const unsigned long long
     if (read_path(pid, addr, p) && !p.empty()) targets.push_back(absolute(pid, dirfd, p));
   };
   switch (nr) {
+    // O_PATH opens write nothing and create nothing (the kernel drops the other flags), so a
+    // failure of one is no refused write (the supervisor continues them).
     case SYS_open:
+      if (a[1] & O_PATH) break;
       path_at(AT_FDCWD, a[0]);
       o.create_only = !(a[1] & (O_WRONLY | O_RDWR | O_TRUNC));
       break;
     case SYS_openat:
+      if (a[2] & O_PATH) break;
       path_at(static_cast<long long>(a[0]), a[1]);
       o.create_only = !(a[2] & (O_WRONLY | O_RDWR | O_TRUNC));
       break;

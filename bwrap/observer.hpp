@@ -89,6 +89,7 @@ class Observer {
   // Protected names the command made in directories new in this run (allowed there).
   const std::vector<std::string>& allowed_in_new_dirs() const { return supervisor_.allowed_in_new_dirs(); }
   bool hid_something() const { return supervisor_.hid_something(); }
+  bool moved_across_deps() const { return supervisor_.moved_across_deps(); }
 
  private:
   std::function<bool(const std::string&)> writable_;

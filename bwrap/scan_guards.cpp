@@ -155,7 +155,7 @@ void warn_new_repositories(const Logger& log, const Prepared& before, const std:
   // case); else the workspace is scanned again (its cache makes that a stat per directory):
   // what was made may have been moved since (git init tmp && mv tmp repo).
   if (observer && observer->created_git().empty() && observer->allowed_in_new_dirs().empty() &&
-      !observer->hid_something()) {
+      !observer->hid_something() && !observer->moved_across_deps()) {
     return;
   }
   std::vector<std::string> unreadable, too_deep;
@@ -184,14 +184,26 @@ void warn_new_repositories(const Logger& log, const Prepared& before, const std:
     }
   }
   std::set<std::string> had(before.protected_hits.begin(), before.protected_hits.end());
+  std::set<std::string> made;
+  if (observer) made.insert(observer->allowed_in_new_dirs().begin(), observer->allowed_in_new_dirs().end());
   for (const auto& h : *hits) {
     std::string p = paths::join(h.dir, h.name);
     if (!is_protected_name(h.name) || in_dependency_tree(p, ws) || had.count(p) || !warned.insert(p).second) continue;
-    log.warn(
-        fmt::format("the command created \"{}\" in a directory it made during this run (a clone or an "
-                    "extraction, so it was allowed); it is protected from the next run on. Check it before "
-                    "opening that directory with a tool that loads it",
-                    log::quote(p)));
+    if (made.count(p)) {
+      log.warn(
+          fmt::format("the command created \"{}\" in a directory it made during this run (a clone or an "
+                      "extraction, so it was allowed); it is protected from the next run on. Check it before "
+                      "opening that directory with a tool that loads it",
+                      log::quote(p)));
+    } else {
+      // Made where such names are allowed (a new directory, a node_modules tree) and moved here
+      // with its directory.
+      log.warn(
+          fmt::format("the command left \"{}\" here during this run: it came with a directory moved here from "
+                      "where such names are allowed (one the run made, or a node_modules tree); it is protected "
+                      "from the next run on. Check it before opening that directory with a tool that loads it",
+                      log::quote(p)));
+    }
   }
 }
 

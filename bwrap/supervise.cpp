@@ -356,11 +356,14 @@ std::string Supervisor::refusal(const std::string& path, int parent, bool tree, 
   if (!writable_(path)) return {};  // the mounts refuse it anyway, and say so with EROFS
   const bool in_new = is_new_dir(parent);
   std::string why = refuses_(path, in_new, tree);
-  // A name allowed only because its directory is new (a protected name, or HEAD): said after
-  // the run. Asked again without the new directory only for such names.
-  if (why.empty() && in_new) {
+  // A name allowed only because its directory is new, or lies in a dependency tree (a
+  // protected name, or HEAD): noted, so that the workspace is looked at again after the run and
+  // such a name found outside a dependency tree (its directory moved there) is said. Asked again
+  // without the new directory only for such names.
+  if (why.empty()) {
     const std::string name = paths::basename(path);
-    if ((name == "HEAD" || is_protected_name(name)) && !refuses_(path, false, tree).empty()) {
+    const bool noted = is_protected_name(name) || (in_new && name == "HEAD" && !refuses_(path, false, tree).empty());
+    if (noted) {
       if (allowed_new) {
         *allowed_new = true;  // the caller notes it once the name is made
       } else {
@@ -680,6 +683,14 @@ Performed Supervisor::perform_link(pid_t pid, int nr, const unsigned long long* 
                                np.name.c_str(), AT_SYMLINK_FOLLOW));
 }
 
+namespace {
+// Whether a path has a node_modules component (a superset of the guard's dependency trees,
+// which also need the workspace root: used only to look again, never to allow).
+bool in_node_modules(const std::string& path) {
+  return (path + "/").find("/node_modules/") != std::string::npos;
+}
+}  // namespace
+
 Performed Supervisor::perform_rename(pid_t pid, int nr, const unsigned long long* a) {
   bool at = nr != SYS_rename;
   long long olddir = at ? dirfd_arg(a[0]) : AT_FDCWD;
@@ -734,7 +745,14 @@ Performed Supervisor::perform_rename(pid_t pid, int nr, const unsigned long long
     }
     return failed(r, err);
   }
-  return done_with(r, ::syscall(SYS_renameat2, op.fd.get(), op.name.c_str(), np.fd.get(), np.name.c_str(), flags));
+  const std::string from = paths::join(op.path, op.name);
+  r = done_with(r, ::syscall(SYS_renameat2, op.fd.get(), op.name.c_str(), np.fd.get(), np.name.c_str(), flags));
+  // Out of a dependency tree, where protected names are allowed (a package's own .vscode): what
+  // the moved tree holds is looked at after the run, as what a new directory holds is.
+  if (r.error == 0 && (in_node_modules(from) != in_node_modules(r.path) || (flags & RENAME_EXCHANGE))) {
+    moved_out_of_deps_ = true;
+  }
+  return r;
 }
 
 }  // namespace wb::lnx

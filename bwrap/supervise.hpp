@@ -102,6 +102,9 @@ class Supervisor {
   const std::vector<std::string>& allowed_in_new_dirs() const { return allowed_new_; }
   // A chmod took the owner's read or search permission away (something may be hidden now).
   bool hid_something() const { return hid_something_; }
+  // A rename moved something into or out of a node_modules tree (protected names are allowed
+  // there): the workspace is looked at again after the run.
+  bool moved_across_deps() const { return moved_out_of_deps_; }
   ~Supervisor();
   // The call nr with args, from task pid; listener and id for answers that come later.
   Performed perform(pid_t pid, int nr, const unsigned long long* args, int listener, unsigned long long id);
@@ -153,6 +156,7 @@ class Supervisor {
   unsigned diag_seq_ = 0;
   bool bound_in_sandbox(dev_t dev, ino_t ino);
   bool hid_something_ = false;
+  bool moved_out_of_deps_ = false;
   Performed unix_address(pid_t pid, const unsigned long long* a);
   Performed unix_bind(pid_t pid, const unsigned long long* a);
   Performed check_chmod(unsigned long long mode);

@@ -156,6 +156,16 @@ check "new dirs: and warned about" grep -q "created \"$WS/fresh/clone/.gitmodule
 wb run -- sh -c 'echo evil > fresh/clone/.gitmodules; rm -rf fresh/clone/.vscode; true'
 check "new dirs: from the next run on they are protected" grep -qx "\[submodule\]" "$WS/fresh/clone/.gitmodules"
 rm -rf "$WS/fresh"
+# A package's own editor folder (allowed inside node_modules, where no tool opens it) moved out
+# with its directory: warned about, and protected from the next run on, as a clone's are.
+mkdir -p "$WS/node_modules/leftpad"
+twice -- sh -c 'cd node_modules/leftpad && mkdir -p .vscode && echo "{\"tasks\":[]}" > .vscode/tasks.json && echo evil > .envrc; cd ../.. && mv node_modules/leftpad tools 2>/dev/null; true'
+check "node_modules: protected names moved out with their directory are warned about" \
+  grep -q "left \"$WS/tools/.envrc\" here" <<<"$OUT"
+check "node_modules: ... each of them" grep -q "left \"$WS/tools/.vscode\" here" <<<"$OUT"
+wb run -- sh -c 'echo evil2 > tools/.vscode/tasks.json; echo evil2 > tools/.envrc; true'
+check "node_modules: from the next run on they are protected" bash -c '! grep -q evil2 "$0"/tools/.vscode/tasks.json "$0"/tools/.envrc' "$WS"
+rm -rf "$WS/node_modules" "$WS/tools"
 
 # --- Default-writable places that are code: package caches are the sandbox's own.
 mkdir -p "$HOME/.npm/_npx" "$HOME/.local/share/pnpm" "$HOME/.cache/yarn"

@@ -87,5 +87,17 @@ check "the host's .git/config is unchanged" [ "$(cat "$WS/repo/.git/config")" = 
 check "no hook was made on the host" [ ! -e "$WS/repo/.git/hooks/pre-commit" ]
 wb run -- sh -c 'echo z > /usr/wb-plain; true'
 check "a read-only system path gets no protection reason" grep -qx "deny file-write /usr/wb-plain" <<<"$OUT"
+# An O_PATH open writes nothing whatever its other flags (the kernel drops them): no report,
+# and nothing changed.
+git init -q "$WS/repo"
+cfg_before=$(cat "$WS/repo/.git/config")
+wb run -- python3 -c '
+import os
+for p, fl in [("/etc/hostname", os.O_PATH | os.O_WRONLY), ("repo/.git/config", os.O_PATH | os.O_RDWR | os.O_TRUNC)]:
+    os.close(os.open(p, fl))
+print("opened")'
+check "O_PATH opens with write flags succeed" grep -q opened <<<"$OUT"
+check "... and are not reported as refused writes" bash -c '! grep -q "deny file-write" <<<"$0"' "$OUT"
+check "... and change nothing" [ "$(cat "$WS/repo/.git/config")" = "$cfg_before" ]
 rm -rf "$WS/repo"
 finish
