@@ -182,18 +182,6 @@ void Supervisor::drop_thread_privileges() {
   t.caps_off = true;
 }
 
-int Supervisor::root(pid_t pid) {
-  // Every process of the sandbox has the same root: chroot, pivot_root, setns and mounts are
-  // refused by its seccomp program. Taken from the first caller while its call is pending (so
-  // the pid is still the caller's, not a reused one).
-  if (!root_.valid()) {
-    sys::Fd fd(::open(fmt::format("/proc/{}/root", pid).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    unsigned long long id = id_;
-    if (fd.valid() && ::ioctl(listener_, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0) root_ = std::move(fd);
-  }
-  return root_.get();
-}
-
 // The caller's pid as the sandbox's /proc numbers it: the host's /proc (enableWeakerNested-
 // Sandbox) numbers as wavebox does; the sandbox's own, as its innermost pid namespace.
 pid_t Supervisor::pid_inside(pid_t pid) {
@@ -228,116 +216,6 @@ mode_t Supervisor::umask_of(pid_t pid) {
   if (umask_.size() > 4096) umask_.clear();
   umask_.emplace(pid, m);
   return m;
-}
-
-std::string Supervisor::base_of(pid_t pid, long long dirfd, int* err) {
-  std::string base;
-  if (static_cast<int>(dirfd) == AT_FDCWD) {
-    // Read every time, not cached: another thread of the caller may have changed directory
-    // between the chdir's notification and now.
-    base = read_link_at(AT_FDCWD, fmt::format("/proc/{}/cwd", pid).c_str());
-  } else {
-    base = read_link_at(AT_FDCWD, fmt::format("/proc/{}/fd/{}", pid, static_cast<int>(dirfd)).c_str());
-    if (base.empty()) {
-      *err = EBADF;
-      return {};
-    }
-  }
-  if (base.empty() || base[0] != '/') {
-    *err = ENOTDIR;
-    return {};
-  }
-  const std::string deleted = " (deleted)";
-  if (base.size() > deleted.size() && base.compare(base.size() - deleted.size(), deleted.size(), deleted) == 0) {
-    *err = ENOENT;
-    return {};
-  }
-  return base;
-}
-
-int Supervisor::parent_of(pid_t pid, long long dirfd, const std::string& path, Parent& out) {
-  if (path.empty()) return ENOENT;
-  std::string full;
-  if (path[0] == '/') {
-    full = path;
-  } else {
-    int err = 0;
-    std::string base = base_of(pid, dirfd, &err);
-    if (err) return err;
-    full = base + "/" + path;
-  }
-  out.trailing_slash = false;
-  while (full.size() > 1 && full.back() == '/') {
-    full.pop_back();
-    out.trailing_slash = true;
-  }
-  size_t slash = full.rfind('/');
-  std::string dir = slash == 0 ? "/" : full.substr(0, slash);
-  out.name = full.substr(slash + 1);
-  if (out.name.empty()) out.name = ".";
-  bool under_self = false;
-  int n = self_fd(dir, &under_self);
-  long fd;
-  if (n >= 0) {
-    // A directory descriptor named through /dev/fd/N or /proc/self/fd/N: the caller's own.
-    fd = ::open(fmt::format("/proc/{}/fd/{}", pid, n).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-  } else if (under_self) {
-    return ENOENT;
-  } else {
-    return open_dir(pid, dir, out);
-  }
-  if (fd < 0) return errno;
-  out.fd.reset(static_cast<int>(fd));
-  out.path = fd_path(out.fd.get());
-  if (out.path.empty() || out.path[0] != '/') return ENOENT;
-  return 0;
-}
-
-namespace {
-// An absolute path with nothing the kernel resolves otherwise than as written: no "." or ".."
-// component, no empty one. Only such a path can name a cached directory by its real path.
-bool plain_absolute(const std::string& p) {
-  if (p.empty() || p[0] != '/') return false;
-  if (p.size() == 1) return true;
-  if (p.back() == '/') return false;
-  for (size_t i = 0; i < p.size();) {
-    size_t next = p.find('/', i + 1);
-    if (next == std::string::npos) next = p.size();
-    const size_t len = next - i - 1;
-    if (len == 0 || (len == 1 && p[i + 1] == '.') || (len == 2 && p[i + 1] == '.' && p[i + 2] == '.')) return false;
-    i = next;
-  }
-  return true;
-}
-}  // namespace
-
-int Supervisor::open_dir(pid_t pid, const std::string& dir, Parent& out) {
-  // The common case, a directory looked at a moment ago (the next file of an archive, the next
-  // entry of a tree being removed): the cache's descriptor, still named by this very path.
-  const bool plain = plain_absolute(dir);
-  if (plain) {
-    int fd = dirs_.find(dir);
-    if (fd >= 0) {
-      out.fd.fd = fd;
-      out.path = dir;
-      return 0;
-    }
-  }
-  int r = root(pid);
-  if (r < 0) return EACCES;
-  long fd = openat2_in(r, dir, O_PATH | O_DIRECTORY | O_CLOEXEC, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
-  if (fd < 0) return errno;
-  sys::Fd own(static_cast<int>(fd));
-  out.path = fd_path(own.get());
-  if (out.path.empty() || out.path[0] != '/') return ENOENT;
-  // Kept under its real path (what later calls name it by when no link is on the way); not
-  // /proc, whose entries depend on the caller.
-  if (plain_absolute(out.path) && !paths::is_within(out.path, "/proc")) {
-    out.fd.fd = dirs_.keep(std::move(own), out.path);
-  } else {
-    out.fd.reset(own.release());
-  }
-  return 0;
 }
 
 namespace {
@@ -376,23 +254,6 @@ std::string Supervisor::refusal(const std::string& path, int parent, bool tree, 
 
 void Supervisor::note_allowed_new(const std::string& path) {
   if (allowed_new_.size() < 1000) allowed_new_.push_back(path);
-}
-
-bool Supervisor::is_new_dir(int fd) {
-  if (new_dirs_.empty()) return false;
-  DirId id;
-  if (!dirs_.identity(fd, &id) && !dir_identity(fd, nullptr, &id)) return false;
-  return new_dirs_.count(id) != 0;
-}
-
-void Supervisor::remember_new_dir(int parent, const std::string& name) {
-  DirId id;
-  // Bounded: past it, new directories are treated as old ones (their names refused).
-  if (new_dirs_.size() < 1000000 && dir_identity(parent, name.c_str(), &id)) new_dirs_.insert(id);
-}
-
-int Supervisor::exists_already(const Parent& p) {
-  return exists_already_at(p.fd.get(), p.name);
 }
 
 namespace detail {
@@ -704,23 +565,21 @@ Performed Supervisor::perform_rename(pid_t pid, int nr, const unsigned long long
   if (int err = parent_of(pid, newdir, p2, np)) return failed(err);
   Performed r;
   r.path = paths::join(np.path, np.name);
+  const std::string from = paths::join(op.path, op.name);
   if (refuse_creation(r, r.path, np.fd.get(), true)) return r;
-  if (const Late* l = late_guard(paths::join(op.path, op.name), true)) {
-    std::string from = paths::join(op.path, op.name);
+  if (const Late* l = late_guard(from, true)) {
     r = failed(r, paths::is_within(from, l->path) ? EROFS : EBUSY);
     r.refused = l->why;
     r.path = from;
     return r;
   }
-  if (!writable_(paths::join(op.path, op.name))) {  // (refuse_creation: its mount may be gone)
-    std::string from = paths::join(op.path, op.name);
+  if (!writable_(from)) {  // (refuse_creation: its mount may be gone)
     r = failed(r, EROFS);
     r.path = from;
     return r;
   }
   if (moving_) {
-    std::string from = paths::join(op.path, op.name);
-    if (std::string why = writable_(from) ? moving_(from) : std::string(); !why.empty()) {
+    if (std::string why = moving_(from); !why.empty()) {  // (from is writable: above)
       r = failed(r, EACCES);
       r.refused = with_remedy(std::move(why), "move");
       r.path = from;
@@ -728,7 +587,7 @@ Performed Supervisor::perform_rename(pid_t pid, int nr, const unsigned long long
     }
   }
   // An exchange puts something new at the old name too.
-  if ((flags & RENAME_EXCHANGE) && refuse_creation(r, paths::join(op.path, op.name), op.fd.get(), true)) return r;
+  if ((flags & RENAME_EXCHANGE) && refuse_creation(r, from, op.fd.get(), true)) return r;
   // The kernel refuses to move a mount point only where it is one in the caller's mount
   // namespace, and this thread is in the host's: a guard's mount (or a pinned ancestor) of the
   // sandbox is found here, on the sandbox's tree, and refused as inside (EBUSY).
@@ -745,12 +604,11 @@ Performed Supervisor::perform_rename(pid_t pid, int nr, const unsigned long long
     }
     return failed(r, err);
   }
-  const std::string from = paths::join(op.path, op.name);
   r = done_with(r, ::syscall(SYS_renameat2, op.fd.get(), op.name.c_str(), np.fd.get(), np.name.c_str(), flags));
   // Out of a dependency tree, where protected names are allowed (a package's own .vscode): what
   // the moved tree holds is looked at after the run, as what a new directory holds is.
   if (r.error == 0 && (in_node_modules(from) != in_node_modules(r.path) || (flags & RENAME_EXCHANGE))) {
-    moved_out_of_deps_ = true;
+    moved_across_deps_ = true;
   }
   return r;
 }

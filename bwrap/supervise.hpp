@@ -104,7 +104,7 @@ class Supervisor {
   bool hid_something() const { return hid_something_; }
   // A rename moved something into or out of a node_modules tree (protected names are allowed
   // there): the workspace is looked at again after the run.
-  bool moved_across_deps() const { return moved_out_of_deps_; }
+  bool moved_across_deps() const { return moved_across_deps_; }
   ~Supervisor();
   // The call nr with args, from task pid; listener and id for answers that come later.
   Performed perform(pid_t pid, int nr, const unsigned long long* args, int listener, unsigned long long id);
@@ -156,7 +156,7 @@ class Supervisor {
   unsigned diag_seq_ = 0;
   bool bound_in_sandbox(dev_t dev, ino_t ino);
   bool hid_something_ = false;
-  bool moved_out_of_deps_ = false;
+  bool moved_across_deps_ = false;
   Performed unix_address(pid_t pid, const unsigned long long* a);
   Performed unix_bind(pid_t pid, const unsigned long long* a);
   Performed check_chmod(unsigned long long mode);
@@ -182,13 +182,14 @@ class Supervisor {
   bool refuse_creation(Performed& r, const std::string& path, int parent, bool tree);
   bool new_name(pid_t pid, Performed& r, long long dirfd, const std::string& path, Parent& p, bool tree);
   // Why creating path in the directory parent is refused ("" when it is not). A name allowed
-  // only because the directory is new is noted for the warning after the run, or, with
-  // allowed_new, said there for the caller to note once it made the name.
+  // only because the directory is new or lies in node_modules is noted for the look after the
+  // run, or, with allowed_new, said there for the caller to note once it made the name.
   std::string refusal(const std::string& path, int parent, bool tree, bool* allowed_new = nullptr);
   void note_allowed_new(const std::string& path);
   // O_CREAT of a name that is not there (the common case), made at once; false when the name
   // is taken or the creation needs a closer look (then open_for_write looks as before).
   bool create_first(pid_t pid, const Parent& p, int flags, mode_t mode, Performed& r);
+  int make_new(pid_t pid, const Parent& p, int flags, mode_t mode);
   Performed open_for_write(pid_t pid, long long dirfd, const std::string& path, int flags, mode_t mode, int listener,
                            unsigned long long id);
   std::function<bool(const std::string&)> writable_;

@@ -89,6 +89,14 @@ Performed Supervisor::open_own_proc(pid_t pid, const std::string& norm, int flag
   return r;
 }
 
+// The name made here: O_EXCL, not through a final link, with the caller's umask and never a
+// set-ID or world-writable mode. A descriptor, or -1 with errno.
+int Supervisor::make_new(pid_t pid, const Parent& p, int flags, mode_t mode) {
+  UmaskScope u(umask_of(pid));
+  return ::openat(p.fd.get(), p.name.c_str(), flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  mode & ~(S_ISUID | S_ISGID | S_IWOTH));
+}
+
 // A name that does not exist yet, created here (O_EXCL, the caller's umask): false when it
 // appeared meanwhile and the caller did not ask for O_EXCL (then it is looked at again).
 bool Supervisor::create_fresh(pid_t pid, const Parent& p, int flags, mode_t mode, Performed& r) {
@@ -105,9 +113,7 @@ bool Supervisor::create_fresh(pid_t pid, const Parent& p, int flags, mode_t mode
     r.error = EROFS;
     return true;
   }
-  UmaskScope u(umask_of(pid));
-  int fd = ::openat(p.fd.get(), p.name.c_str(), flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                    mode & ~(S_ISUID | S_ISGID | S_IWOTH));
+  int fd = make_new(pid, p, flags, mode);
   if (fd < 0 && errno == EEXIST && !(flags & O_EXCL)) return false;
   if (fd < 0) {
     r.error = errno;
@@ -121,9 +127,7 @@ bool Supervisor::create_first(pid_t pid, const Parent& p, int flags, mode_t mode
   if (p.trailing_slash || !writable_(r.path)) return false;
   bool allowed_new = false;
   if (!refusal(r.path, p.fd.get(), false, &allowed_new).empty()) return false;
-  UmaskScope u(umask_of(pid));
-  int fd = ::openat(p.fd.get(), p.name.c_str(), flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                    mode & ~(S_ISUID | S_ISGID | S_IWOTH));
+  int fd = make_new(pid, p, flags, mode);
   if (fd < 0 && errno == EEXIST) return false;  // an existing name: looked at as such
   if (fd < 0) {
     r.error = errno;
