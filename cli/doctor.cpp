@@ -18,6 +18,7 @@
 #include "core/protect.hpp"
 #include "core/sys/cgroup.hpp"
 #include "core/sys/platform.hpp"
+#include "engine/settings_files.hpp"
 
 namespace wb::cli {
 
@@ -126,6 +127,12 @@ nlohmann::json facts(const Options& o, const Environment& env, Probed& p) {
   nlohmann::json j = platform_facts(p);
   j["settingsFiles"] = env.read_files;
   j["builtinDefaultProfile"] = s.builtin_default;
+  j["project"] = {{"root", env.project_root.empty() ? nlohmann::json(nullptr) : nlohmann::json(env.project_root)},
+                  {"trusted", env.trusted},
+                  {"trustFile", engine::trust_file(env.home)}};
+  auto trusted = engine::trusted_folders(env.home);
+  j["project"]["trustedFolders"] = trusted.ok() ? nlohmann::json(*trusted) : nlohmann::json::array();
+  if (!trusted.ok()) j["project"]["trustError"] = trusted.error().message;
   j["policy"] = {{"enabled", s.sandbox.enabled},
                  {"mode", mode_name(s.sandbox.mode)},
                  {"failIfUnavailable", s.sandbox.fail_if_unavailable},
@@ -167,6 +174,15 @@ void print_facts(const nlohmann::json& j, const Environment& env, const Probed& 
               j["readReports"]["how"].get<std::string>().c_str());
   std::printf("  settings        %s\n", s.builtin_default ? "built-in default profile" : "");
   for (const auto& f : env.read_files) std::printf("                  %s\n", f.c_str());
+  if (!env.project_root.empty()) {
+    std::printf("  project         %s (%s)\n", env.project_root.c_str(),
+                env.trusted ? "trusted: its settings apply as written; wavebox trust --revoke to undo"
+                            : "not trusted: its settings may only narrow the sandbox; wavebox trust to change");
+  }
+  std::printf("  trusted folders %s\n", j["project"]["trustFile"].get<std::string>().c_str());
+  if (j["project"].contains("trustError"))
+    std::printf("    %s\n", j["project"]["trustError"].get<std::string>().c_str());
+  for (const auto& d : j["project"]["trustedFolders"]) std::printf("    %s\n", d.get<std::string>().c_str());
   std::printf("  sandbox.enabled %s, mode %s\n", s.sandbox.enabled ? "true" : "false", mode_name(s.sandbox.mode));
   if (s.sandbox.enable_weaker_nested_sandbox) {
     std::printf("  /proc           the host's, read-only (enableWeakerNestedSandbox: weaker)\n");

@@ -69,7 +69,9 @@ struct Subcommands {
   CLI::App* connect = nullptr;
   CLI::App* doctor = nullptr;
   CLI::App* serve = nullptr;
+  CLI::App* trust = nullptr;
   CLI::Option* learn = nullptr;
+  bool revoke = false, list = false;
   std::string connect_host;
   int connect_port = 0;
 };
@@ -141,6 +143,18 @@ void add_serve(CLI::App& app, wb::cli::Options& o, Subcommands& sc) {
   serve->add_flag("-v,--verbose", o.verbose, "say more on stderr");
 }
 
+void add_trust(CLI::App& app, wb::cli::Options& o, Subcommands& sc) {
+  CLI::App* trust = sc.trust = app.add_subcommand(
+      "trust", "let a folder's own settings files widen its sandbox (by default they may only narrow it)");
+  trust->footer(
+      "Examples:\n  wavebox trust            the project the current directory belongs to\n"
+      "  wavebox trust ~/src/app\n  wavebox trust --revoke ~/src/app\n  wavebox trust --list\n"
+      "Exit status: 0; 125 when the folder is not a directory or the record cannot be written.");
+  trust->add_option("dir", o.cwd, "the folder (default: the project of the current directory)");
+  trust->add_flag("--revoke", sc.revoke, "no longer trust the folder");
+  trust->add_flag("--list", sc.list, "print the trusted folders");
+}
+
 // Everything after the first "--" is the command, untouched: CLI11 only sees what comes before
 // (its own "--" handling lets a vector option swallow the separator). For run, wrap and decide
 // the command also starts at its first word, as with env, sudo and timeout: `wavebox run grep -v
@@ -172,6 +186,7 @@ int dispatch(const Subcommands& sc, wb::cli::Options& o) {
   if (sc.connect && sc.connect->parsed()) return wb::cli::cmd_connect(sc.connect_host, sc.connect_port);
   if (sc.doctor && sc.doctor->parsed()) return wb::cli::cmd_doctor(o);
   if (sc.serve && sc.serve->parsed()) return wb::cli::cmd_serve(o);
+  if (sc.trust && sc.trust->parsed()) return wb::cli::cmd_trust(o, sc.revoke, sc.list);
   return 125;
 }
 
@@ -209,7 +224,7 @@ int main(int argc, char** argv) {
   // start); anything else (--help, --version, a typo) gets them all, for the full help.
   const std::string first = argc > 1 ? argv[1] : "";
   const bool known = first == "run" || first == "wrap" || first == "decide" || first == "connect" ||
-                     first == "doctor" || first == "serve";
+                     first == "doctor" || first == "serve" || first == "trust";
   auto wanted = [&](const char* name) { return !known || first == name; };
   Subcommands sc;
   if (wanted("run")) add_run(app, o, sc);
@@ -218,6 +233,7 @@ int main(int argc, char** argv) {
   if (wanted("connect")) add_connect(app, sc);
   if (wanted("doctor")) add_doctor(app, o, sc);
   if (wanted("serve")) add_serve(app, o, sc);
+  if (wanted("trust")) add_trust(app, o, sc);
   std::vector<std::string> after;
   const int ours = split_command(argc, argv, first, after);
   try {

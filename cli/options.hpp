@@ -41,5 +41,7 @@ int cmd_connect(const std::string& host, int port);
 int cmd_wrap(const Options& o);
 int cmd_doctor(const Options& o);
 int cmd_serve(const Options& o);
+// `wavebox trust [DIR]` (o.cwd: DIR), --revoke, --list.
+int cmd_trust(const Options& o, bool revoke, bool list);
 
 }  // namespace wb::cli

@@ -175,6 +175,7 @@ class AuditLines {
     if (std::find(paths_.begin(), paths_.end(), p) == paths_.end()) paths_.push_back(p);
   }
   std::string first_path() const { return paths_.empty() ? "" : paths_[0]; }
+  bool wanted() const { return !paths_.empty(); }
   void write(const Report& r, std::optional<int> exit_code) {
     if (paths_.empty()) return;
     record.decision = r.decision;
@@ -240,7 +241,8 @@ int cmd_run(const Options& o) {
   auto failed = [&](const Error& e) {
     r.exit_code = report_error(e);
     r.error = e.message;
-    if (e.kind == ErrorKind::kDenied) r.decision = e.message.find("approval") != std::string::npos ? "ask" : "deny";
+    if (e.kind == ErrorKind::kDenied) r.decision = "deny";
+    if (e.kind == ErrorKind::kNeedsApproval) r.decision = "ask";
     write_report();
     write_audit(r.exit_code);
     return r.exit_code;
@@ -268,6 +270,16 @@ int cmd_run(const Options& o) {
   audit.record.rule = prepared->decision.matched_rule;
   if (!prepared->sandboxed) {
     log::info("running the command UNSANDBOXED: " + r.reason);
+    if (report.wanted() || audit.wanted()) {
+      // A report or a record must carry the command's real exit status: it runs as our child.
+      auto outcome = engine::run_here(std::move(*prepared), sigs.fd.get());
+      if (!outcome.ok()) return failed(outcome.error());
+      r.exit_code = outcome->exit_code;
+      r.elapsed_ms = outcome->elapsed_ms;
+      write_report();
+      write_audit(outcome->exit_code);
+      return outcome->exit_code;
+    }
     r.exit_code = -1;  // the command replaces wavebox: its status is not known here
     write_report();
     write_audit(std::nullopt);

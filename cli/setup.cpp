@@ -12,6 +12,7 @@
 #include "core/domain.hpp"
 #include "core/log.hpp"
 #include "core/paths.hpp"
+#include "engine/settings_files.hpp"
 
 extern char** environ;
 
@@ -42,33 +43,14 @@ Result<Environment> load_environment(const Options& o) {
     return make_error(ErrorKind::kUsage, fmt::format("--cwd \"{}\" is not a directory", cwd));
   env.cwd = cwd;
 
-  std::vector<std::string> files;
-  if (!o.settings_files.empty()) {
-    for (const auto& f : o.settings_files) files.push_back(paths::resolve(f, env.home, caller_cwd));
-  } else {
-    for (const auto& f : discoverable_settings_files(env.home, cwd)) {
-      if (sys::exists(f)) files.push_back(f);
-    }
-  }
-  std::vector<SettingsSource> sources;
-  for (const auto& f : files) {
-    auto text = sys::read_file(f);
-    if (!text.ok()) {
-      return make_error(ErrorKind::kSettings, fmt::format("settings file \"{}\": {}", f, text.error().message));
-    }
-    std::string real = sys::real_path_or_empty(f);
-    sources.push_back({f, std::move(*text)});
-    env.read_files.push_back(f);
-    env.guarded_files.push_back(f);
-    if (!real.empty() && real != f) env.guarded_files.push_back(real);
-  }
-  // FS-4: every settings file wavebox would discover is protected, existing or not.
-  for (const auto& f : discoverable_settings_files(env.home, cwd)) env.guarded_files.push_back(f);
-  if (sources.empty()) {
-    env.settings = default_settings();
-  } else {
-    env.settings = WB_TRY(load_settings(sources, env.home));
-  }
+  std::vector<std::string> named;
+  for (const auto& f : o.settings_files) named.push_back(paths::resolve(f, env.home, caller_cwd));
+  auto loaded = WB_TRY(engine::load_run_settings(env.home, cwd, named));
+  env.settings = std::move(loaded.settings);
+  env.read_files = std::move(loaded.read_files);
+  env.guarded_files = std::move(loaded.guarded);
+  env.project_root = std::move(loaded.project_root);
+  env.trusted = loaded.trusted;
   // Per-call network (seed 003): hosts for this run only, on top of the settings' allowlist.
   for (const auto& d : o.allow_domains) {
     if (!parse_pattern(d)) {
@@ -112,6 +94,7 @@ engine::RunRequest run_request(const Options& o, Environment env) {
   req.extra_writable = std::move(env.extra_writable);
   req.pass_env = o.pass_env;
   req.disable_sandbox = o.disable_sandbox;
+  req.every_ask_needs_approval = o.no_prompt;
   req.network_only = o.network_only;
   req.network_off = o.network == "off";
   return req;

@@ -19,7 +19,9 @@ struct Environment {
   std::string cwd;  // the workspace, absolute
   std::string home;
   std::vector<std::string> read_files;      // settings files read
-  std::vector<std::string> guarded_files;   // read or discoverable: write-protected
+  std::vector<std::string> guarded_files;   // what configures runs here: write-protected
+  std::string project_root;                 // where the project's settings were looked for
+  bool trusted = false;                     // the user trusts project_root
   std::vector<std::string> extra_writable;  // --allow-write, absolute
 };
 

@@ -5,7 +5,7 @@ _wavebox() {
   prev=${COMP_WORDS[COMP_CWORD-1]}
   sub=${COMP_WORDS[1]}
   if [ "$COMP_CWORD" -eq 1 ]; then
-    COMPREPLY=($(compgen -W "run wrap decide connect doctor serve --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "run wrap decide connect doctor serve trust --help --version" -- "$cur"))
     return
   fi
   case $prev in
@@ -22,6 +22,7 @@ _wavebox() {
         COMPREPLY=($(compgen -c -- "$cur"))
       fi ;;
     doctor) COMPREPLY=($(compgen -W "--json --settings --cwd -v --verbose --help" -- "$cur")) ;;
+    trust) COMPREPLY=($(compgen -d -W "--revoke --list --help" -- "$cur")) ;;
     serve) COMPREPLY=($(compgen -W "--stdio -v --verbose --help" -- "$cur")) ;;
   esac
 }

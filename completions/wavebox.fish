@@ -1,5 +1,5 @@
 # fish completion for wavebox
-set -l subs run wrap decide connect doctor serve
+set -l subs run wrap decide connect doctor serve trust
 complete -c wavebox -f -n "not __fish_seen_subcommand_from $subs" -a "$subs"
 for s in run wrap decide
   complete -c wavebox -n "__fish_seen_subcommand_from $s" -l settings -r -F -d 'settings file'
@@ -16,3 +16,5 @@ for s in run wrap decide
 end
 complete -c wavebox -n "__fish_seen_subcommand_from doctor" -l json -d 'machine-readable'
 complete -c wavebox -n "__fish_seen_subcommand_from serve" -l stdio -d 'JSON-RPC on stdin and stdout'
+complete -c wavebox -n "__fish_seen_subcommand_from trust" -l revoke -d 'no longer trust the folder'
+complete -c wavebox -n "__fish_seen_subcommand_from trust" -l list -d 'print the trusted folders'

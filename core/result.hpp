@@ -13,6 +13,7 @@ enum class ErrorKind {
   kUnavailable,    // the sandbox cannot run on this machine
   kSandboxFailed,  // the sandbox was chosen but could not be set up
   kDenied,         // a permission rule refused the command
+  kNeedsApproval,  // the decision is "ask" and no approval was given (125)
   kNotFound,       // the command does not exist (127)
   kNotExecutable,  // the command exists but cannot be executed (126)
   kSystem,         // a system call failed

@@ -452,11 +452,14 @@ Result<Settings> load_settings(const std::vector<SettingsSource>& sources, const
       auto st = validate(only, kPermissionFields, "permissions", file, ignored);
       if (!st) return st.error();
     }
-    // Relative paths: against the file's directory; for Claude Code's files (.claude/) against
-    // the project it belongs to (the directory holding .claude/; ~/.claude for the user's own).
+    // Relative paths: against the file's directory, but a project's .claude/ and .wave/ files resolve against the
+    // project (the folder holding them); the user's own files against their own folder, as Claude Code does for
+    // ~/.claude.
     std::string dir = paths::parent(file);
     const bool claude = paths::basename(dir) == ".claude";
-    if (claude && dir != paths::join(home, ".claude")) dir = paths::parent(dir);
+    const bool project_file = (claude || paths::basename(dir) == ".wave") && dir != paths::join(home, ".claude") &&
+                              dir != paths::join(home, ".wave");
+    if (project_file) dir = paths::parent(dir);
     json kept = json::object();
     if (doc.contains("sandbox")) {
       kept["sandbox"] = doc["sandbox"];

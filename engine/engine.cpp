@@ -146,11 +146,15 @@ Result<bool> decide_sandboxed(const RunRequest& req, const Availability& avail, 
   for (const auto& w : d.warnings) log.warn(w);
   if (d.decision == "deny") return make_error(ErrorKind::kDenied, d.reason + "; the command did not run");
   const bool unsandboxed_on_request = avail.enabled_here && avail.unavailable.empty() && !d.sandboxed;
-  if (d.decision == "ask" && (!d.matched_rule.empty() || unsandboxed_on_request) && !req.plan_only &&
-      !(req.approve && req.approve(d))) {
-    return make_error(ErrorKind::kDenied, fmt::format("{}: needs the user's approval (rerun with --approve once the "
-                                                      "user agreed); the command did not run",
-                                                      d.reason));
+  // Without a way to ask (--no-prompt, serve), every "ask" is one: an unusable sandbox, or no allow
+  // rule with autoAllowBashIfSandboxed off, too. A sandbox the user turned off is not a question.
+  const bool asks =
+      !d.matched_rule.empty() || unsandboxed_on_request || (req.every_ask_needs_approval && avail.enabled_here);
+  if (d.decision == "ask" && asks && !req.plan_only && !(req.approve && req.approve(d))) {
+    return make_error(ErrorKind::kNeedsApproval,
+                      fmt::format("{}: needs the user's approval (rerun with --approve once the "
+                                  "user agreed); the command did not run",
+                                  d.reason));
   }
   bool sandboxed = d.sandboxed;
   if (avail.enabled_here && !avail.unavailable.empty()) {
@@ -744,16 +748,19 @@ Result<std::unique_ptr<Run>> start(Prepared p, bool in_wait) {
 }
 
 Result<Outcome> run_here(Prepared p, int signal_fd) {
-  if (!p.sandboxed) return make_error(ErrorKind::kSandboxFailed, "internal: run_here of an unsandboxed run");
-  if (p.internal->mac) {
-    // macOS: the run on its own thread; this one forwards the terminal's signals until it ends.
+  if (!p.sandboxed || p.internal->mac) {
+    // macOS, or unsandboxed: the run on its own thread; this one forwards signals until it ends.
+    // An unsandboxed command shares the caller's process group, so the terminal's own signals
+    // reach it without us; only those sent to wavebox (kill) are passed on.
+    const bool shares_group = !p.sandboxed;
     auto run = WB_TRY(start(std::move(p)));
     while (signal_fd >= 0) {
       struct pollfd fds[2] = {{run->done_fd(), POLLIN, 0}, {signal_fd, POLLIN, 0}};
       if (::poll(fds, 2, -1) < 0 && errno != EINTR) break;
       if (fds[0].revents) break;
       struct signalfd_siginfo si;
-      if (fds[1].revents && ::read(signal_fd, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
+      if (fds[1].revents && ::read(signal_fd, &si, sizeof si) == static_cast<ssize_t>(sizeof si) &&
+          !(shares_group && si.ssi_code == SI_KERNEL)) {
         run->signal(static_cast<int>(si.ssi_signo));
       }
     }

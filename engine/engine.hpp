@@ -72,6 +72,9 @@ struct RunRequest {
   // An ask rule matched (or an unsandboxed run needs approval): the user's answer. The CLI asks
   // the terminal (or takes --approve); serve takes the request's "approve". Empty: refused.
   std::function<bool(const Decision&)> approve;
+  // No one can be asked (--no-prompt, serve): every "ask" decision needs approve's yes, whatever
+  // its reason (an unusable sandbox, no allow rule), not only a matched rule's.
+  bool every_ask_needs_approval = false;
   // A host on neither network list: asked about when set (serve's network/requestApproval),
   // on the proxy's thread; answer(true | false) once, from any thread. Empty: refused.
   std::function<void(const std::string& host, int port, std::function<void(bool)> answer)> ask_network;
@@ -140,7 +143,8 @@ struct Prepared {
   ~Prepared();
 };
 
-// Decides, checks, plans. Errors carry their kind: kDenied (a deny rule, an ask refused),
+// Decides, checks, plans. Errors carry their kind: kDenied (a deny rule), kNeedsApproval (an ask
+// without approval),
 // kNotFound/kNotExecutable (127/126), kUnavailable, kUsage, kSettings, kSandboxFailed (125).
 Result<Prepared> prepare(RunRequest req);
 // `wavebox wrap`: what the run would execute, as text (json: as a JSON object; macOS only).
@@ -176,8 +180,8 @@ class Run {
 // hand-over less; serve's workers wait at once). signal() and cancel() work from any thread
 // either way.
 Result<std::unique_ptr<Run>> start(Prepared p, bool in_wait = false);
-// A sandboxed run on the calling thread, to its end: what a one-command process needs (no
-// thread to make). signal_fd: a signalfd whose signals are forwarded to the command, or -1.
+// A run on the calling thread, to its end: what a one-command process needs (no thread to make
+// for a sandboxed run on Linux). signal_fd: a signalfd whose signals are forwarded to the command, or -1.
 Result<Outcome> run_here(Prepared p, int signal_fd);
 
 // A sandbox made before its command (serve keeps one per session, Linux only): for req's

@@ -653,6 +653,7 @@ engine::RunRequest Server::exec_request(const json& p, const SessionPolicy& poli
   req.disable_sandbox = opt_bool(p, "dangerouslyDisableSandbox");
   const bool approve = opt_bool(p, "approve");
   req.approve = [approve](const Decision&) { return approve; };
+  req.every_ask_needs_approval = true;
   req.log = cfg_.log;
   return req;
 }
@@ -782,8 +783,8 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
     auto prepared = engine::prepare(std::move(req));
     if (!prepared.ok()) {
       const Error& e = prepared.error();
-      if (e.kind == ErrorKind::kDenied)
-        audit.decision = e.message.find("approval") != std::string::npos ? "ask" : "deny";
+      if (e.kind == ErrorKind::kDenied) audit.decision = "deny";
+      if (e.kind == ErrorKind::kNeedsApproval) audit.decision = "ask";
       if (e.kind == ErrorKind::kNotFound || e.kind == ErrorKind::kNotExecutable) {
         write_audit(e.kind == ErrorKind::kNotFound ? 127 : 126, e.message);
         respond(id, {{"processId", proc->id},
@@ -796,9 +797,9 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
         finish();
         return;
       }
-      int code = e.kind == ErrorKind::kDenied
-                     ? (e.message.find("needs the user's approval") != std::string::npos ? kNeedsApproval : kDenied)
-                     : kRunFailed;
+      int code = e.kind == ErrorKind::kNeedsApproval ? kNeedsApproval
+                 : e.kind == ErrorKind::kDenied      ? kDenied
+                                                     : kRunFailed;
       write_audit(std::nullopt, e.message);
       throw RpcError{code, e.message};
     }

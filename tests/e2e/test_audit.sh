@@ -52,6 +52,7 @@ check "in the workspace, before the file exists: the command cannot create it fi
 printf '#!/bin/sh\necho hi\n' > "$HOME/tool.sh"
 echo "# my bashrc" > "$HOME/.bashrc"
 mkdir -p "$WS/.claude"
+"$WAVEBOX" trust "$WS" 2>/dev/null  # else a project's auditLog is ignored outright (test_trust.sh)
 for target in "$HOME/.bashrc" "$HOME/.profile" "$HOME/tool.sh" "$WS/.git/hooks/post-checkout"; do
   git -C "$WS" init -q 2>/dev/null
   cp "$target" "$SCRATCH/before" 2>/dev/null || rm -f "$SCRATCH/before"
@@ -65,6 +66,7 @@ for target in "$HOME/.bashrc" "$HOME/.profile" "$HOME/tool.sh" "$WS/.git/hooks/p
   check "audit: the refusal is said ($(basename "$target"))" grep -q "audit log.*not written" <<<"$OUT"
 done
 rm -f "$WS/.claude/settings.json" /tmp/wavebox-audit-pwned
+"$WAVEBOX" trust --revoke "$WS" 2>/dev/null
 
 # What stands at the path is never followed or waited on: a link, a FIFO.
 ln -s "$SCRATCH/elsewhere.jsonl" "$SCRATCH/link.jsonl"

@@ -54,10 +54,16 @@ wb run --settings "$SCRATCH/bad.json" -- touch "$marker"
 check "a failing sandbox start exits 125" [ "$RC" -eq 125 ]
 check "a failing sandbox start does not run the command" [ ! -e "$marker" ]
 
-# Discovery: <cwd>/.wave/settings.json is read when no --settings is given.
+# Discovery: <cwd>/.wave/settings.json is read when no --settings is given; it may turn the sandbox
+# off only in a folder the user trusts (test_trust.sh has the rest).
 mkdir -p "$WS/.wave"; printf '{"sandbox":{"enabled":false}}' > "$WS/.wave/settings.json"
 wb run -- sh -c 'echo x > /tmp/wb-disc-'$$
-check "workspace settings are discovered" [ -e /tmp/wb-disc-$$ ]
+check "workspace settings are discovered (and, untrusted, cannot turn the sandbox off)" \
+  bash -c '[ ! -e /tmp/wb-disc-$1 ] && grep -q "sandbox.enabled" <<<"$0"' "$OUT" $$
+"$WAVEBOX" trust "$WS" 2>/dev/null
+wb run -- sh -c 'echo x > /tmp/wb-disc-'$$
+check "a trusted workspace's settings apply as written" [ -e /tmp/wb-disc-$$ ]
+"$WAVEBOX" trust --revoke "$WS" 2>/dev/null
 rm -f /tmp/wb-disc-$$ "$WS/.wave/settings.json"; rmdir "$WS/.wave"
 
 OUT=$(cd / && "$WAVEBOX" run -- true 2>&1); RC=$?

@@ -210,6 +210,22 @@ def main():
               e.get("error", {}).get("code") == -32003 and "git push" in e["error"]["message"])
         r = srv.call("command/exec", {"sessionId": "P", "commandLine": "git push --version >/dev/null 2>&1; echo ran", "approve": True})
         check("an ask with approve runs", "ran" in out(r.get("result", {})))
+        # No one to ask: every "ask" needs approve, whatever made it one (an excluded command here).
+        marker = os.path.join(base, "excluded-ran")
+        srv.result("session/open", {"sessionId": "X", "cwd": ws["D"],
+                                    "settings": {"sandbox": {"enabled": True, "excludedCommands": ["touch:*"]}}})
+        e = srv.call("command/exec", {"sessionId": "X", "commandLine": "touch " + marker})
+        check("an excluded command without approve: an error (-32003), and it did not run",
+              e.get("error", {}).get("code") == -32003 and not os.path.exists(marker))
+        srv.result("session/close", {"sessionId": "X"})
+        # A session that discovers its settings: the project's may only narrow (wavebox trust widens).
+        proj = ws["H"]
+        os.makedirs(os.path.join(proj, ".claude"))
+        json.dump({"sandbox": {"enabled": False}}, open(os.path.join(proj, ".claude", "settings.json"), "w"))
+        srv.result("session/open", {"sessionId": "U", "cwd": proj})
+        r = srv.call("command/exec", {"sessionId": "U", "commandLine": "echo sandbox=${WAVEBOX_SANDBOX:-0}"})
+        check("a discovered project file cannot turn the sandbox off", "sandbox=1" in out(r.get("result", {})))
+        srv.result("session/close", {"sessionId": "U"})
         f = os.path.join(base, "rules.json")
         json.dump(rules, open(f, "w"))
         cli = json.loads(subprocess.run([WAVEBOX, "decide", "--settings", f, "--", "git push origin"], cwd=ws["D"],

@@ -44,11 +44,11 @@ TEST_CASE("unknown keys inside sandbox warn by name; other top-level keys are ig
   CHECK_THAT(r->warnings[0], Catch::Contains("sandbox.filesytem"));
 }
 
-TEST_CASE("relative filesystem paths resolve against the settings file's directory") {
+TEST_CASE("a project file's relative paths resolve against the project (the folder holding .wave/)") {
   auto r = load1(R"({"sandbox":{"filesystem":{"allowWrite":["out","~/cache","//abs"],"denyRead":["../secret"]}}})");
   REQUIRE(r.ok());
-  CHECK(r->sandbox.filesystem.allow_write == std::vector<std::string>{"/proj/.wave/out", "/home/u/cache", "/abs"});
-  CHECK(r->sandbox.filesystem.deny_read == std::vector<std::string>{"/proj/secret"});
+  CHECK(r->sandbox.filesystem.allow_write == std::vector<std::string>{"/proj/out", "/home/u/cache", "/abs"});
+  CHECK(r->sandbox.filesystem.deny_read == std::vector<std::string>{"/secret"});
 }
 
 TEST_CASE("merge: objects deep, arrays concatenated without duplicates, scalars later wins") {
@@ -65,7 +65,7 @@ TEST_CASE("Edit and Read permission rules feed the filesystem policy") {
   auto r =
       load1(R"J({"permissions":{"allow":["Edit(gen)"],"deny":["Edit(~/.config)","Read(~/.secrets)","Bash(rm:*)"]}})J");
   REQUIRE(r.ok());
-  CHECK(r->sandbox.filesystem.allow_write == std::vector<std::string>{"/proj/.wave/gen"});
+  CHECK(r->sandbox.filesystem.allow_write == std::vector<std::string>{"/proj/gen"});
   CHECK(r->sandbox.filesystem.deny_write == std::vector<std::string>{"/home/u/.config"});
   CHECK(r->sandbox.filesystem.deny_read == std::vector<std::string>{"/home/u/.secrets"});
   CHECK(r->permissions.deny.size() == 3);
