@@ -6,9 +6,9 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
-#include "bwrap/plan.hpp"
-#include "bwrap/sandbox.hpp"
-#include "bwrap/seccomp_rules.hpp"
+#include "bwrap/plan/plan.hpp"
+#include "bwrap/plan/seccomp_rules.hpp"
+#include "bwrap/run/run.hpp"
 #include "bwrap/shim/wire.h"
 #include "cli/options.hpp"
 #include "cli/settings_schema.hpp"

@@ -14,8 +14,8 @@
 #include "core/log.hpp"
 #include "core/sys/fs.hpp"
 #include "engine/engine.hpp"
-#include "macos/helper.hpp"
-#include "macos/plan.hpp"
+#include "seatbelt/helper.hpp"
+#include "seatbelt/plan.hpp"
 
 namespace {
 
@@ -197,8 +197,8 @@ int dispatch(const Subcommands& sc, wb::cli::Options& o) {
 CLI::App* g_app = nullptr;
 
 int main(int argc, char** argv) {
-  // Inside a macOS sandbox: wavebox as its own helper (macos/helper.hpp), before anything else.
-  if (argc > 1 && std::strcmp(argv[1], wb::macos::kHelperArg) == 0) return wb::macos::helper_main(argc, argv);
+  // Inside a macOS sandbox: wavebox as its own helper (seatbelt/helper.hpp), before anything else.
+  if (argc > 1 && std::strcmp(argv[1], wb::seatbelt::kHelperArg) == 0) return wb::seatbelt::helper_main(argc, argv);
   // The launcher's sandbox (the `wavebox` a user runs started it and became this process): its
   // record leaves the environment before anything reads or copies it.
   const std::string inherited = wb::engine::take_inherited_launch();

@@ -90,7 +90,7 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
   // environment: cli/run.cpp), not the host's ~/.npm, pnpm store or yarn cache: what a sandboxed
   // install puts in a cache is later unpacked and run by the host's installs (npx reruns
   // ~/.npm/_npx; PNPM_HOME is on PATH). Nothing in home is writable by default.
-  // A glob in a write rule covers what matches it when the run starts (bwrap/facts.cpp,
+  // A glob in a write rule covers what matches it when the run starts (bwrap/plan/facts.cpp,
   // expand_globs, says so); "dir/**" was made the directory itself already.
   auto add_writable = [&](const std::string& w, const char*) { p.writable.push_back({w, false}); };
   for (const auto& w : s.filesystem.allow_write) add_writable(w, "allowWrite");

@@ -20,11 +20,11 @@
 #include <cstring>
 #include <mutex>
 
-#include "bwrap/kept_plan.hpp"
-#include "bwrap/plan.hpp"
-#include "bwrap/prepared.hpp"
-#include "bwrap/sandbox.hpp"
+#include "bwrap/plan/plan.hpp"
+#include "bwrap/run/prepared.hpp"
+#include "bwrap/run/run.hpp"
 #include "bwrap/shim/wire.h"
+#include "bwrap/warm/kept_plan.hpp"
 #include "core/domain.hpp"
 #include "core/paths.hpp"
 #include "core/policy.hpp"
@@ -410,7 +410,7 @@ Result<Prepared> prepare(RunRequest request) {
   const bool here_mac = plat.platform == sys::Platform::kMacos;
   if (req.platform) plat.platform = *req.platform;
   const bool mac = plat.platform == sys::Platform::kMacos;
-  if (mac && !here_mac && !req.plan_only && in.req.macos.sandbox_exec == macos::Facts().sandbox_exec) {
+  if (mac && !here_mac && !req.plan_only && in.req.macos.sandbox_exec == seatbelt::Facts().sandbox_exec) {
     return make_error(ErrorKind::kUnavailable, "a macOS run needs macOS (wavebox wrap --platform macos plans one)");
   }
   // (A sandbox started early found the state dir and the system's bwrap already.)
@@ -599,7 +599,7 @@ Result<Outcome> supervise_here(Internal& in, lnx::SignalQueue& signals) {
   wire_network(in, proxy, tenant);
   in.run.signals = &signals;
   auto ran = lnx::run_sandboxed(std::move(in.run));
-  // The run stops its network itself (bwrap/sandbox.cpp); this only makes sure.
+  // The run stops its network itself (bwrap/run/run.cpp); this only makes sure.
   if (tenant && in.req.shared_proxy) in.req.shared_proxy->detach(std::exchange(tenant, 0));
   auto o = WB_TRY(std::move(ran));
   return finish(in, o);
@@ -707,7 +707,7 @@ Result<std::unique_ptr<Run>> start(Prepared p, bool in_wait) {
   int done = run->done_.get();
   auto body = [state, done] {
     if (state->mac) {
-      macos::Exit e = state->mac->process->wait();
+      seatbelt::Exit e = state->mac->process->wait();
       state->mac->proxy.reset();  // its refusals are all in
       state->mac->warn_new_repositories(*state->internal->req.log);
       lnx::RunOutcome o;

@@ -34,7 +34,7 @@ class PlanCache;
 #include "core/sys/fs.hpp"
 #include "core/sys/platform.hpp"
 #include "core/violations.hpp"
-#include "macos/plan.hpp"
+#include "seatbelt/plan.hpp"
 
 namespace wb::engine {
 
@@ -87,7 +87,7 @@ struct RunRequest {
   // (planned from cwd, home and settings only). A run (not plan_only) for macOS on another
   // system needs macos.sandbox_exec set by the caller (the executor's tests, with a fake).
   std::optional<sys::Platform> platform;
-  macos::Facts macos;
+  seatbelt::Facts macos;
   const Logger* log = &log::process();
   // A sandbox made ahead for this request's session (make_standby): the run starts in it when
   // it is what the run would make now (the same plan, the same files under its mounts); else it

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <random>
 
-#include "bwrap/facts.hpp"
+#include "bwrap/plan/facts.hpp"
 #include "core/hash.hpp"
 #include "core/paths.hpp"
 #include "core/shell_split.hpp"
@@ -73,7 +73,7 @@ Result<MacRun> plan_macos(const RunRequest& req) {
   // On the Mac: wavebox's state in the user's own caches (no other user can squat it, unlike
   // /tmp); TMPDIR and the package caches per workspace inside it, as on Linux.
   const std::string home = req.home;
-  const std::string ws = WB_TRY(macos::canonical_path(req.cwd));
+  const std::string ws = WB_TRY(seatbelt::canonical_path(req.cwd));
   m.state_dir = paths::join(home, "Library/Caches/wavebox");
   m.cache_dir = fmt::format("{}/caches/{:016x}", m.state_dir, fnv1a(ws));
   m.tmpdir = m.cache_dir + "/tmp";
@@ -93,7 +93,7 @@ Result<MacRun> plan_macos(const RunRequest& req) {
   for (const auto& w : fs.warnings) req.log->warn(w);
   // Globs cover what they match when the run starts, as on Linux.
   for (const auto& w : lnx::expand_globs(fs)) req.log->warn(w);
-  macos::ProfileInput& in = m.input;
+  seatbelt::ProfileInput& in = m.input;
   // Nested repositories and editor folders: the scan of the writable trees, on the Mac at the
   // start of the run (a profile cannot learn of them later).
   if (!req.plan_only && fs.enabled) {
@@ -156,18 +156,18 @@ Result<MacRun> plan_macos(const RunRequest& req) {
   m.timeout_s = s.sandbox.resources.timeout_seconds;
   m.net_policy = WB_TRY(netproxy::make_net_policy(s.sandbox.network));
   // The profile must render (no "..", no glob left, a valid tag) before anything runs.
-  WB_TRY(macos::render_profile(in));
+  WB_TRY(seatbelt::render_profile(in));
   return m;
 }
 
 std::string describe_macos(const MacRun& run, bool json) {
   // The proxy's ports and credential are chosen when the run starts: 0 and "CREDENTIAL" here.
-  macos::ProxyEndpoints ends{0, 0, "wavebox", "CREDENTIAL"};
-  auto profile = macos::render_profile(run.input);
+  seatbelt::ProxyEndpoints ends{0, 0, "wavebox", "CREDENTIAL"};
+  auto profile = seatbelt::render_profile(run.input);
   if (!profile.ok()) return "# " + profile.error().message + "\n";
-  auto env = macos::sandbox_environment(run.env, ends, run.network_off);
-  Invocation inv = macos::invocation(run.facts, *profile, run.exe, run.argv, env);
-  if (json) return macos::invocation_json(inv, *profile).dump(2) + "\n";
+  auto env = seatbelt::sandbox_environment(run.env, ends, run.network_off);
+  Invocation inv = seatbelt::invocation(run.facts, *profile, run.exe, run.argv, env);
+  if (json) return seatbelt::invocation_json(inv, *profile).dump(2) + "\n";
   std::string out =
       "# macOS (Seatbelt): what `wavebox run` executes there; the proxy's ports (0 here) and its\n"
       "# per-run credential are chosen when the run starts, and so is the log tag\n";
@@ -216,7 +216,7 @@ Result<std::unique_ptr<MacStarted>> start_macos(MacRun run, const RunRequest& re
   WB_TRY(sys::ensure_private_dir(run.state_dir + "/caches"));
   WB_TRY(sys::ensure_private_dir(run.cache_dir));
   WB_TRY(sys::ensure_private_dir(run.tmpdir));
-  macos::ProxyEndpoints ends;
+  seatbelt::ProxyEndpoints ends;
   if (!run.network_off) {
     ends.user = "wavebox";
     ends.password = random_hex(16);
@@ -243,10 +243,10 @@ Result<std::unique_ptr<MacStarted>> start_macos(MacRun run, const RunRequest& re
     if (const char* name = ::ttyname(fd)) run.input.own_tty = name;
     break;
   }
-  macos::Profile profile = WB_TRY(macos::render_profile(run.input));
-  auto env = macos::sandbox_environment(run.env, ends, run.network_off);
-  macos::LaunchSpec spec;
-  spec.inv = macos::invocation(run.facts, profile, run.exe, req.argv, env);
+  seatbelt::Profile profile = WB_TRY(seatbelt::render_profile(run.input));
+  auto env = seatbelt::sandbox_environment(run.env, ends, run.network_off);
+  seatbelt::LaunchSpec spec;
+  spec.inv = seatbelt::invocation(run.facts, profile, run.exe, req.argv, env);
   spec.cwd = req.cwd;
   std::copy(std::begin(req.stdio), std::end(req.stdio), spec.stdio);
   spec.timeout_s = run.timeout_s;
@@ -255,7 +255,7 @@ Result<std::unique_ptr<MacStarted>> start_macos(MacRun run, const RunRequest& re
   spec.log = req.log;
   req.log->info(fmt::format("macOS: {} with a profile of {} bytes and {} parameters", spec.inv.program,
                             profile.text.size(), profile.params.size()));
-  st->process = WB_TRY(macos::Process::start(std::move(spec)));
+  st->process = WB_TRY(seatbelt::Process::start(std::move(spec)));
   return st;
 }
 

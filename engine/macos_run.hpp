@@ -1,7 +1,7 @@
 #pragma once
 // The engine's macOS run: planned from the request alone (cwd, home, settings; nothing
 // macOS-specific probed, so `wrap --platform macos` works anywhere), started with the proxy on
-// loopback ports with a per-run credential, supervised by macos::Process.
+// loopback ports with a per-run credential, supervised by seatbelt::Process.
 #include <functional>
 #include <memory>
 #include <optional>
@@ -10,10 +10,10 @@
 
 #include "core/policy.hpp"
 #include "core/result.hpp"
-#include "macos/launch.hpp"
-#include "macos/plan.hpp"
-#include "macos/profile.hpp"
 #include "netproxy/decision.hpp"
+#include "seatbelt/launch.hpp"
+#include "seatbelt/plan.hpp"
+#include "seatbelt/profile.hpp"
 
 namespace wb::netproxy {
 class Proxy;
@@ -24,8 +24,8 @@ namespace wb::engine {
 struct RunRequest;
 
 struct MacRun {
-  macos::Facts facts;
-  macos::ProfileInput input;
+  seatbelt::Facts facts;
+  seatbelt::ProfileInput input;
   std::string exe;
   std::vector<std::string> argv;
   std::vector<std::string> env;  // before the proxy's variables
@@ -45,7 +45,7 @@ std::string describe_macos(const MacRun& run, bool json);
 // A started macOS run: the process and the proxy it talks to.
 struct MacStarted {
   std::unique_ptr<netproxy::Proxy> proxy;
-  std::unique_ptr<macos::Process> process;
+  std::unique_ptr<seatbelt::Process> process;
   std::string state_dir, home, workspace;
   std::vector<std::string> scan_roots, git_dirs;
   std::vector<GuardedPath> protections;  // the run's write guards: a refusal says which protects it

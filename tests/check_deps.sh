@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Dependency direction (ARCHITECTURE.md): which folder may include which. Also: pure files include
+# Dependency direction (docs/architecture.md): which folder may include which. Also: pure files include
 # no system headers and read no environment.
 set -u
 root=${1:-.}
@@ -13,11 +13,17 @@ check() {  # folder, allowed include prefixes (regex)
 }
 check core 'core'
 check core/sys 'core'
-check bwrap 'core|bwrap'
-check macos 'core|macos'
+# bwrap/, by role: the planner, then the supervisor, then the launch, then the run (with warm/).
+check bwrap/plan 'core|bwrap/plan|bwrap/shim'
+check bwrap/supervise 'core|bwrap/plan|bwrap/supervise|bwrap/shim'
+check bwrap/launch 'core|bwrap/plan|bwrap/supervise|bwrap/launch|bwrap/shim'
+check bwrap/run 'core|bwrap'
+check bwrap/warm 'core|bwrap'
+check seatbelt 'core|seatbelt'
 check netproxy 'core|netproxy'
-check engine 'core|bwrap|netproxy|macos|engine'
+check engine 'core|bwrap|netproxy|seatbelt|engine'
 check serve 'core|engine|serve'
+check cli 'core|bwrap|seatbelt|engine|serve|cli'
 # The launcher (C, static) shares only the shim's wire header.
 while IFS= read -r line; do
   echo "forbidden include: $line"; fail=1
@@ -26,6 +32,6 @@ done < <(grep -HnE '#include "[a-z]+/' launcher/*.c 2>/dev/null | grep -vE '#inc
 if grep -nE '#include "core/sys/' core/*.cpp core/*.hpp; then fail=1; fi
 while IFS= read -r f; do
   if grep -nE '#include <(unistd\.h|sys/)|getenv\(' "$f"; then echo "pure file $f touches the system"; fail=1; fi
-done < <(grep -l '^// pure' core/*.cpp engine/*.cpp bwrap/*.cpp macos/*.cpp netproxy/*.cpp 2>/dev/null)
+done < <(grep -l '^// pure' core/*.cpp engine/*.cpp bwrap/*/*.cpp seatbelt/*.cpp netproxy/*.cpp 2>/dev/null)
 [ $fail -eq 0 ] && echo "dependency direction ok"
 exit $fail

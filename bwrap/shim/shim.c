@@ -5,7 +5,7 @@
  *     Dies with wavebox (parent-death signal armed, then the parent checked). Creates the
  *     sandbox's user + network + pid namespace; starts bwrap at once as pid 1 of that namespace
  *     (bwrap then waits for its arguments, which wavebox writes into a pipe before or after
- *     planning, see bwrap/exec.hpp); meanwhile raises lo, binds the proxy's listeners
+ *     planning, see bwrap/launch/exec.hpp); meanwhile raises lo, binds the proxy's listeners
  *     (127.0.0.1:3128, 127.0.0.1:1080) and sends them over SOCK_FD, sends bwrap's pid, and
  *     passes its exit status on.
  *     A failing step is reported on ERR_FD as {step, errno}.
@@ -21,7 +21,7 @@
  *     (counted per user namespace since Linux 5.14, so it bounds the sandbox's own processes)
  *     and RLIMIT_AS on the command.
  *     pid 1 of bwrap's namespace (bwrap --as-pid-1): arms its parent-death signal; places the
- *     mounts listed in MOUNTS_FD (bwrap/plan.hpp, render_shim_mounts: all of them, /proc and
+ *     mounts listed in MOUNTS_FD (bwrap/plan/plan.hpp, render_shim_mounts: all of them, /proc and
  *     /dev included, with the new mount API, in bwrap's mount namespace, after forbidding new
  *     user namespaces; or, where bwrap placed them, only re-mounts the device nodes read-only,
  *     in a mount namespace of its own), checks what must be read-only is, and enters its
@@ -397,7 +397,7 @@ static int new_fs(const char* type, const char* const* opts, unsigned attrs, con
 
 /* A read mask that reports (WB_MOUNT_FUSE_*): a FUSE filesystem of one node, a directory or a
  * file, on the connection dev (/dev/fuse, opened by us: the kernel wants the mount made in the
- * user namespace that opened it). wavebox serves its requests (bwrap/fuse_masks.cpp); its first,
+ * user namespace that opened it). wavebox serves its requests (bwrap/supervise/fuse_masks.cpp); its first,
  * FUSE_INIT, is answered here, so that nothing waits for wavebox but the command. allow_other:
  * only processes of this user namespace reach it; the host's, wavebox's own included, get
  * EACCES from the kernel without a request. Detached, read-only, noexec; -1 with nothing
@@ -663,7 +663,7 @@ static int out_of_reach(const char* path) {
   return 0;
 }
 
-/* The mounts of MOUNTS_FD (bwrap/plan.hpp, render_shim_mounts). *placed: whether there were
+/* The mounts of MOUNTS_FD (bwrap/plan/plan.hpp, render_shim_mounts). *placed: whether there were
  * any (then bwrap was not given the seccomp filter, and we load it).
  *
  * The whole list: bwrap gave us the host's tree (--dev-bind / /) and left us in its user

@@ -179,7 +179,7 @@ enum { WB_KEEPER_SOCK_FD = WB_FD_MOUNTS + 1, WB_KEEPER_ERR_FD = WB_FD_MOUNTS + 2
 #define WB_START_TTY 0x10
 #define WB_WORD_STOPPED 'Z'
 
-/* Mount record kinds (bwrap/plan.cpp, render_shim_mounts, writes them). */
+/* Mount record kinds (bwrap/plan/plan.cpp, render_shim_mounts, writes them). */
 #define WB_MOUNT_ROOT "root"             /* argument "ro" | "rw": the host's tree at / */
 #define WB_MOUNT_DEV "dev"               /* argument: the terminal for /dev/console, or "" */
 #define WB_MOUNT_PROC "proc"             /* argument "new" | "host" */
@@ -188,7 +188,7 @@ enum { WB_KEEPER_SOCK_FD = WB_FD_MOUNTS + 1, WB_KEEPER_ERR_FD = WB_FD_MOUNTS + 2
 #define WB_MOUNT_TMPFS "tmpfs"           /* a directory mask; argument: its mode in octal */
 #define WB_MOUNT_DEVICES_RO "devices-ro" /* the only record when bwrap places the mounts */
 /* A read mask that reports what is looked up in it: a FUSE filesystem whose every lookup and
- * open wavebox answers EACCES and records (bwrap/fuse_masks.hpp). When it cannot be mounted,
+ * open wavebox answers EACCES and records (bwrap/supervise/fuse_masks.hpp). When it cannot be mounted,
  * the old mask: for a directory the tmpfs of mode "0000", for a file the argument bound
  * read-only (the unreadable placeholder). At most WB_MAX_FUSE_MASKS in a list. */
 #define WB_MOUNT_FUSE_DIR "fuse-dir"

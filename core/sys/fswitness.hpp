@@ -1,7 +1,7 @@
 #pragma once
 // What a plan read of the filesystem, and a witness that tells, later and in no time, whether
 // any of it changed since (inotify, and the mount table's change counter). serve keeps a
-// session's plan while its witness says nothing it depends on changed (bwrap/kept_plan.hpp).
+// session's plan while its witness says nothing it depends on changed (bwrap/warm/kept_plan.hpp).
 //
 // The rule: every read a plan makes is recorded (the probes, the scan, the repositories' files)
 // while a recording is active on the calling thread; the witness watches every directory in

@@ -42,7 +42,7 @@ Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_d
 // What the cache says the tree holds, without looking at the tree: nullopt when there is no
 // cache for root, or one of fewer than min_dirs directories (which a scan checks in no time).
 // A plan made from it must be checked by scan_tree before anything the command writes counts
-// (bwrap/late_scan.hpp). Directories the cache cannot vouch for are not in it.
+// (bwrap/plan/late_scan.hpp). Directories the cache cannot vouch for are not in it.
 std::optional<ScanResult> scan_cached(const std::string& root, const std::string& cache_dir, size_t min_dirs);
 
 }  // namespace wb::sys

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The supervisor keeps the directories it resolved lately open, so that a run of creations or
-# removals in the same directories does not walk each path again (bwrap/supervise.hpp,
+# removals in the same directories does not walk each path again (bwrap/supervise/supervise.hpp,
 # DirCache). A kept directory is used only while the kernel still names it by the path asked
 # for: these checks move directories under a running command, from inside and from the host,
 # and check on the host where its next files landed.

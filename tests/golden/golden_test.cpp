@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "bwrap/plan.hpp"
+#include "bwrap/plan/plan.hpp"
 #include "bwrap/shim/wire.h"
 #include "core/paths.hpp"
 #include "tests/golden/check_golden.hpp"
@@ -327,7 +327,7 @@ TEST_CASE("plan: a writable workspace inside a denied-read home stays visible, i
   CHECK(m[3].path == "/home/u/proj/.git/hooks");
 }
 
-#include "bwrap/seccomp_rules.hpp"
+#include "bwrap/plan/seccomp_rules.hpp"
 
 TEST_CASE("seccomp rule list is pinned (rules, not BPF bytes)") {
   check_golden("seccomp_rules", lnx::describe_rules(lnx::seccomp_rules({false})));

@@ -7,12 +7,12 @@
 #include <map>
 #include <sstream>
 
-#include "bwrap/plan.hpp"
+#include "bwrap/plan/plan.hpp"
 #include "core/paths.hpp"
 #include "core/protect.hpp"
 #include "core/settings.hpp"
-#include "macos/profile.hpp"
 #include "netproxy/decision.hpp"
+#include "seatbelt/profile.hpp"
 #include "tests/golden/check_golden.hpp"
 #include "tests/sbpl/sbpl.hpp"
 
@@ -133,8 +133,8 @@ Built build(const Table& t, const std::string& name) {
   return b;
 }
 
-macos::ProfileInput profile_input(const Built& b, const Table& t) {
-  macos::ProfileInput in;
+seatbelt::ProfileInput profile_input(const Built& b, const Table& t) {
+  seatbelt::ProfileInput in;
   in.fs = b.fs;
   if (b.fs.strict) in.fs.visible = {"/usr/local/bin/wavebox"};
   in.net.http_port = kHttp;
@@ -161,7 +161,7 @@ sbpl::Request mac_request(const Case& c, const std::map<std::string, bool>& exis
   sbpl::Request r;
   std::string target = expand(c.target);
   auto canon = [](const std::string& p) {
-    auto x = macos::canonical_path(p);
+    auto x = seatbelt::canonical_path(p);
     REQUIRE(x.ok());
     return *x;
   };
@@ -279,7 +279,7 @@ bool linux_allows(const LinuxSide& L, const Case& c, const Built& b) {
   return false;
 }
 
-std::string golden_text(const macos::Profile& p) {
+std::string golden_text(const seatbelt::Profile& p) {
   std::string out = p.text + "; params\n";
   for (const auto& [k, v] : p.params) out += "; -D " + k + "=" + v + "\n";
   return out;
@@ -288,15 +288,15 @@ std::string golden_text(const macos::Profile& p) {
 }  // namespace
 
 TEST_CASE("macOS paths: /tmp, /var, /etc spelled as Seatbelt sees them; relative and .. refused") {
-  CHECK(*macos::canonical_path("/tmp/x") == "/private/tmp/x");
-  CHECK(*macos::canonical_path("/var") == "/private/var");
-  CHECK(*macos::canonical_path("/etc/hosts") == "/private/etc/hosts");
-  CHECK(*macos::canonical_path("/Users/a//b/./c/") == "/Users/a/b/c");
-  CHECK(*macos::canonical_path("/tmpx") == "/tmpx");
-  CHECK(*macos::canonical_path("/private/tmp/x") == "/private/tmp/x");
-  CHECK_FALSE(macos::canonical_path("/Users/a/../b").ok());
-  CHECK_FALSE(macos::canonical_path("relative").ok());
-  CHECK_FALSE(macos::canonical_path("").ok());
+  CHECK(*seatbelt::canonical_path("/tmp/x") == "/private/tmp/x");
+  CHECK(*seatbelt::canonical_path("/var") == "/private/var");
+  CHECK(*seatbelt::canonical_path("/etc/hosts") == "/private/etc/hosts");
+  CHECK(*seatbelt::canonical_path("/Users/a//b/./c/") == "/Users/a/b/c");
+  CHECK(*seatbelt::canonical_path("/tmpx") == "/tmpx");
+  CHECK(*seatbelt::canonical_path("/private/tmp/x") == "/private/tmp/x");
+  CHECK_FALSE(seatbelt::canonical_path("/Users/a/../b").ok());
+  CHECK_FALSE(seatbelt::canonical_path("relative").ok());
+  CHECK_FALSE(seatbelt::canonical_path("").ok());
 }
 
 TEST_CASE("SBPL checker: finds what Seatbelt would reject") {
@@ -348,14 +348,14 @@ TEST_CASE("contract: every case holds for the macOS profile (three models) and t
   for (const auto& name : t.order) {
     Built b = build(t, name);
     auto in = profile_input(b, t);
-    auto prof = macos::render_profile(in);
+    auto prof = seatbelt::render_profile(in);
     INFO("settings " << name);
     REQUIRE(prof.ok());
     std::map<std::string, std::string> params(prof->params.begin(), prof->params.end());
     std::vector<std::string> named = {kHome, kWs, kTmp};
     for (const auto& [k, v] : prof->params) {
       // The policy's paths, not the system trees the profile also names as constants (/dev/null).
-      const auto& sys = macos::strict_system_paths();
+      const auto& sys = seatbelt::strict_system_paths();
       if (std::find(sys.begin(), sys.end(), v) == sys.end()) named.push_back(v);
     }
     auto problems = sbpl::check({prof->text, params, named});
@@ -390,7 +390,7 @@ TEST_CASE("macOS profile: no path bytes in the text, whatever the paths hold") {
   auto in = profile_input(b, t);
   in.fs.writable.push_back({"/Users/alice/we\"ird) (allow default", false});
   in.fs.deny_read.push_back({"/Users/alice/x\n(allow default)", LeafType::kDir, true, ""});
-  auto p = macos::render_profile(in);
+  auto p = seatbelt::render_profile(in);
   REQUIRE(p.ok());
   CHECK(p->text.find("we\"ird") == std::string::npos);
   CHECK(p->text.find("/Users") == std::string::npos);
@@ -401,37 +401,37 @@ TEST_CASE("macOS profile: no path bytes in the text, whatever the paths hold") {
   CHECK_FALSE(eval.evaluate(w, sbpl::Model::kLastMatch).allow);
   // A path with ".." is refused, not guessed at.
   in.fs.writable.push_back({"/Users/alice/project/../../etc", false});
-  CHECK_FALSE(macos::render_profile(in).ok());
+  CHECK_FALSE(seatbelt::render_profile(in).ok());
   // So is a tag that could close the message string.
   auto bad = profile_input(b, t);
   bad.tag = "x\") (allow default";
-  CHECK_FALSE(macos::render_profile(bad).ok());
+  CHECK_FALSE(seatbelt::render_profile(bad).ok());
 }
 
 TEST_CASE("macOS profile goldens: the network variants") {
   Table t = read_table();
   struct Variant {
     const char* name;
-    std::function<void(macos::ProfileInput&)> change;
+    std::function<void(seatbelt::ProfileInput&)> change;
   };
   std::vector<Variant> variants = {
       {"unix_sockets",
-       [](macos::ProfileInput& in) {
+       [](seatbelt::ProfileInput& in) {
          in.net.unix_sockets = {"/private/var/run/docker.sock", kHome + "/.ssh/agent.sock"};
        }},
-      {"all_unix_sockets", [](macos::ProfileInput& in) { in.net.all_unix_sockets = true; }},
+      {"all_unix_sockets", [](seatbelt::ProfileInput& in) { in.net.all_unix_sockets = true; }},
       {"network_off",
-       [](macos::ProfileInput& in) {
+       [](seatbelt::ProfileInput& in) {
          in.net.off = true;
          in.net.http_port = in.net.socks_port = 0;
        }},
-      {"filesystem_only", [](macos::ProfileInput& in) { in.net.open = true; }},
+      {"filesystem_only", [](seatbelt::ProfileInput& in) { in.net.open = true; }},
   };
   Built b = build(t, "default");
   for (const auto& v : variants) {
     auto in = profile_input(b, t);
     v.change(in);
-    auto p = macos::render_profile(in);
+    auto p = seatbelt::render_profile(in);
     REQUIRE(p.ok());
     std::map<std::string, std::string> params(p->params.begin(), p->params.end());
     INFO(v.name);

@@ -106,7 +106,7 @@ TEST_CASE("permissive drops the credential list") {
 }
 
 TEST_CASE("globs in allowWrite and denyWrite are kept for the planner (never dropped)") {
-  // bwrap/facts.cpp (expand_globs) turns them into what matches when the run starts, and says
+  // bwrap/plan/facts.cpp (expand_globs) turns them into what matches when the run starts, and says
   // what that leaves out: a dropped denyWrite would be less protection than the settings say.
   SandboxSettings s;
   s.filesystem.allow_write = {"/home/u/out/*"};

@@ -1,4 +1,4 @@
-// The compiled-program cache of bwrap/seccomp.cpp: same bytes as a fresh compile, used when
+// The compiled-program cache of bwrap/launch/seccomp.cpp: same bytes as a fresh compile, used when
 // present, ignored and rewritten when it cannot be a program, one file per recipe.
 #include <dirent.h>
 #include <sys/mman.h>
@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "bwrap/seccomp.hpp"
+#include "bwrap/launch/seccomp.hpp"
 #include "core/sys/fs.hpp"
 
 using namespace wb;

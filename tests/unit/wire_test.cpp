@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "bwrap/exec.hpp"
-#include "bwrap/fuse_masks.hpp"
-#include "bwrap/netns.hpp"
-#include "bwrap/plan.hpp"
+#include "bwrap/launch/exec.hpp"
+#include "bwrap/launch/netns.hpp"
+#include "bwrap/plan/plan.hpp"
+#include "bwrap/supervise/fuse_masks.hpp"
 
 using namespace wb;
 using namespace wb::lnx;

@@ -1,0 +1,195 @@
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+#include "bwrap/supervise/supervise.hpp"
+#include "bwrap/supervise/supervise_util.hpp"
+#include "core/paths.hpp"
+
+// The supervisor's late guards (bwrap/plan/late_scan.hpp): paths found to guard after the plan,
+// refused here by path as their mounts would have refused them; and the one check of a hard
+// link's source.
+namespace wb::lnx {
+using namespace detail;
+
+void Supervisor::add_late_read_only(const std::vector<std::string>& paths, const std::string& why) {
+  for (const auto& p : paths) late_ro_.push_back({p, why});
+}
+
+const Supervisor::Late* Supervisor::late_guard(const std::string& path, bool ancestors) const {
+  for (const auto& l : late_ro_) {
+    if (paths::is_within(path, l.path) || (ancestors && paths::is_within(l.path, path))) return &l;
+  }
+  return nullptr;
+}
+
+// unlink, rmdir, truncate, chown, utimensat, chmod: the target looked up once on the sandbox's
+// tree (the parent resolved in its root; for a call that follows a final link, what that leads
+// to), checked against the late guards and the plan's read-only guards in writable trees (a
+// guard's mount may be gone: the host replaced the file), and the call carried out here on what
+// was checked. Continued to the kernel instead, its second lookup of the caller's path could
+// meet another file (a thread swapping a link meanwhile).
+Performed Supervisor::late_target(pid_t pid, int nr, const unsigned long long* a) {
+  long long dirfd = AT_FDCWD;
+  unsigned long long addr = a[0];
+  if (nr == SYS_unlinkat || nr == SYS_fchownat || nr == SYS_fchmodat || nr == SYS_utimensat) {
+    dirfd = dirfd_arg(a[0]);
+    addr = a[1];
+  }
+  std::string path;
+  if (int err = read_string(pid, addr, path)) return failed(err);
+  Parent p;
+  if (int err = parent_of(pid, dirfd, path, p)) return failed(err);
+  Performed r;
+  r.path = paths::join(p.path, p.name);
+  // /proc/PID/fd/N, cwd, root, exe: magic links the kernel follows to anything; not here.
+  if (paths::is_within(r.path, "/proc")) return failed(r, EACCES);
+  const bool removes_dir = nr == SYS_rmdir || (nr == SYS_unlinkat && (a[2] & AT_REMOVEDIR));
+  if (const Late* l = late_guard(r.path, removes_dir)) {
+    r = failed(r, paths::is_within(r.path, l->path) ? EROFS : EBUSY);
+    r.refused = l->why;
+    return r;
+  }
+  // A guard in a writable tree, by the plan.
+  if (!writable_(r.path) && writable_(p.path)) {
+    r = failed(r, EROFS);
+    r.refused = kProtected;
+    return r;
+  }
+  // chmod, truncate, chown and utimes follow a final symbolic link (unless told not to): what it
+  // leads to, on the sandbox's tree, is checked too, and is what they act on.
+  const bool dots = p.name == "." || p.name == "..";
+  const bool nofollow =
+      (nr == SYS_unlink || nr == SYS_unlinkat || nr == SYS_rmdir || nr == SYS_lchown ||
+       ((nr == SYS_fchownat || nr == SYS_utimensat) && (a[nr == SYS_fchownat ? 4 : 3] & AT_SYMLINK_NOFOLLOW))) &&
+      !dots;
+  const bool removes = nr == SYS_unlink || nr == SYS_unlinkat || nr == SYS_rmdir;
+  if (nofollow || removes) return carry_out(pid, nr, a, p, std::move(r), -1, removes_dir);
+  long fd = ::openat(p.fd.get(), p.name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return failed(r, errno);
+  sys::Fd target(static_cast<int>(fd));
+  struct stat st;
+  if (::fstat(target.get(), &st) != 0) return failed(r, errno);
+  if (S_ISLNK(st.st_mode)) {
+    int rt = root(pid);
+    fd = rt < 0 ? -1 : openat2_in(rt, r.path, O_PATH | O_CLOEXEC, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+    if (fd < 0) return failed(r, rt < 0 ? EACCES : errno);
+    target.reset(static_cast<int>(fd));
+  }
+  // The file itself, by its real path (a final "..", a link): checked as the name was.
+  std::string real = fd_path(target.get());
+  if (real.empty() || real[0] != '/' || paths::is_within(real, "/proc")) return failed(r, EACCES);
+  if (const Late* l = late_guard(real, false)) {
+    r = failed(r, EROFS);
+    r.refused = l->why;
+    r.path = real;
+    return r;
+  }
+  if (!writable_(real) && writable_(paths::parent(real))) {
+    r = failed(r, EROFS);
+    r.refused = kProtected;
+    r.path = real;
+    return r;
+  }
+  if (real != r.path) r.path = real;
+  return carry_out(pid, nr, a, p, std::move(r), target.get(), removes_dir);
+}
+
+// The checked call itself. target: the file a following call acts on (an O_PATH descriptor),
+// else -1 and the call acts on p's name. Errors as the kernel gives them.
+Performed Supervisor::carry_out(pid_t pid, int nr, const unsigned long long* a, const Parent& p, Performed r,
+                                int target, bool removes_dir) {
+  const char* name = p.name.c_str();
+  const std::string via = target >= 0 ? fmt::format("/proc/self/fd/{}", target) : std::string();
+  struct stat st {};
+  if (target >= 0 && ::fstat(target, &st) != 0) return failed(r, errno);
+  // "file/" names a directory: only a directory answers to it.
+  if (target >= 0 && p.trailing_slash && !S_ISDIR(st.st_mode)) return failed(r, ENOTDIR);
+  switch (nr) {
+    case SYS_unlink:
+    case SYS_unlinkat:
+    case SYS_rmdir: {
+      if (nr == SYS_unlinkat && (a[2] & ~static_cast<unsigned long long>(AT_REMOVEDIR))) return failed(r, EINVAL);
+      if (p.name == ".") return failed(r, removes_dir ? EINVAL : EISDIR);
+      if (p.name == "..") return failed(r, removes_dir ? ENOTEMPTY : EISDIR);
+      // A mount point of the sandbox's tree is busy there (our own lookup, in the host's
+      // namespace, would not see it as one, and would detach the mount).
+      if (int err = mount_point(p.fd.get(), p.name)) return failed(r, err);
+      if (!removes_dir && p.trailing_slash) {
+        struct stat ls {};
+        return failed(
+            r, ::fstatat(p.fd.get(), name, &ls, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(ls.st_mode) ? EISDIR : ENOTDIR);
+      }
+      return done_with(r, ::unlinkat(p.fd.get(), name, removes_dir ? AT_REMOVEDIR : 0));
+    }
+    case SYS_truncate: {
+      if (S_ISDIR(st.st_mode)) return failed(r, EISDIR);
+      if (!S_ISREG(st.st_mode)) return failed(r, EINVAL);
+      const auto length = static_cast<long long>(a[1]);
+      if (length < 0) return failed(r, EINVAL);
+      sys::Fd w(::open(via.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+      if (!w.valid()) return failed(r, errno);
+      return done_with(r, ::ftruncate(w.get(), length));
+    }
+    case SYS_chmod:
+    case SYS_fchmodat:
+      return done_with(
+          r, ::fchmodat(AT_FDCWD, via.c_str(), static_cast<mode_t>((nr == SYS_chmod ? a[1] : a[2]) & 07777), 0));
+    case SYS_chown:
+    case SYS_lchown:
+    case SYS_fchownat: {
+      const auto uid = static_cast<uid_t>(nr == SYS_fchownat ? a[2] : a[1]);
+      const auto gid = static_cast<gid_t>(nr == SYS_fchownat ? a[3] : a[2]);
+      if (nr == SYS_fchownat && (a[4] & ~static_cast<unsigned long long>(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))) {
+        return failed(r, EINVAL);
+      }
+      if (target < 0) return done_with(r, ::fchownat(p.fd.get(), name, uid, gid, AT_SYMLINK_NOFOLLOW));
+      return done_with(r, ::fchownat(target, "", uid, gid, AT_EMPTY_PATH));
+    }
+    case SYS_utimensat: {
+      struct timespec ts[2];
+      const struct timespec* times = nullptr;
+      if (a[2]) {
+        size_t got = 0;
+        if (!read_caller_memory(pid, a[2], ts, sizeof ts, &got) || got != sizeof ts) return failed(r, EFAULT);
+        times = ts;
+      }
+      if (a[3] & ~static_cast<unsigned long long>(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) return failed(r, EINVAL);
+      if (target < 0) return done_with(r, ::utimensat(p.fd.get(), name, times, AT_SYMLINK_NOFOLLOW));
+      return done_with(r, ::utimensat(AT_FDCWD, via.c_str(), times, 0));
+    }
+    default:
+      return failed(r, ENOSYS);
+  }
+}
+
+// Another name for a late-guarded file (no mount refuses it: EXDEV, as across mounts) or for a
+// repository's config or hooks (writable once they are guarded, from the next run on) is
+// refused; so is a source whose path cannot be told.
+bool Supervisor::refuse_link_source(Performed& r, const std::string& from) {
+  if (from.empty() || from[0] != '/') {
+    r = failed(r, EXDEV);
+    return true;
+  }
+  std::string why;
+  int err = 0;
+  if (const Late* l = late_guard(from, false)) {
+    why = l->why;
+    err = EXDEV;
+  } else if (why = link_source_refusal(from); !why.empty()) {
+    err = EPERM;
+  }
+  if (why.empty()) return false;
+  r = failed(r, err);
+  r.refused = why;
+  r.path = from;
+  return true;
+}
+
+}  // namespace wb::lnx

@@ -1,0 +1,20 @@
+#pragma once
+// macOS: Seatbelt's refusals as the system log reports them (pure). Every deny of a wavebox
+// profile carries the run's tag ((with message TAG)); `log stream --style ndjson` prints one JSON
+// object per event, whose eventMessage reads "Sandbox: NAME(PID) deny(N) OPERATION TARGET" with
+// the tag. Events of other runs (another tag, no tag) are not this run's.
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/violations.hpp"
+
+namespace wb::seatbelt {
+
+std::optional<Violation> parse_denial(std::string_view ndjson_line, const std::string& tag);
+
+// Seatbelt's operation as the block names it: file-read-data -> file-read, file-write-create ->
+// file-write; the rest as they are (network-outbound, mach-lookup, process-exec, ...).
+std::string violation_operation(std::string_view seatbelt_op);
+
+}  // namespace wb::seatbelt
