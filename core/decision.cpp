@@ -83,9 +83,22 @@ Decision decide(const Settings& s, const DecisionInput& in) {
     d.reason = "runs sandboxed and autoAllowBashIfSandboxed is on";
     return d;
   }
-  // Allow rules: the whole command, or every subcommand by some rule.
-  rule = first_match(s.permissions.allow, whole);
-  if (rule.empty() && !cands.empty()) {
+  // Allow rules: every subcommand by some rule, or the whole string by a rule that names it
+  // exactly ("Bash(a && b)"). A prefix or wildcard rule never covers the whole string, since
+  // "git status:*" would then allow "git status | anything".
+  rule.clear();
+  for (const auto& r : s.permissions.allow) {
+    auto p = parse_bash_rule(r);
+    if (p && (p->kind == CommandPattern::Kind::kExact || p->kind == CommandPattern::Kind::kAny) &&
+        pattern_matches(*p, in.command)) {
+      rule = r;
+      break;
+    }
+  }
+  // What the subcommands' words do not show (a redirection into a file, a string that could not
+  // be parsed) is no rule's to allow where nothing confines it.
+  const bool hidden = !split.parsed || (split.writes_file && !d.sandboxed);
+  if (rule.empty() && !cands.empty() && !hidden) {
     std::string first;
     bool all = true;
     for (const auto& c : cands) {
@@ -106,7 +119,10 @@ Decision decide(const Settings& s, const DecisionInput& in) {
   }
   d.decision = "ask";
   d.reason = d.sandboxed ? "no allow rule matched and autoAllowBashIfSandboxed is off"
-                         : fmt::format("no allow rule matched and it runs unsandboxed ({})", why_unsandboxed);
+                         : fmt::format("no allow rule matched and it runs unsandboxed ({}){}", why_unsandboxed,
+                                       hidden ? "; a redirection into a file or a string that could not be "
+                                                "parsed is no allow rule's to cover"
+                                              : "");
   return d;
 }
 

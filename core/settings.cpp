@@ -397,6 +397,9 @@ Result<Settings> load_settings(const std::vector<SettingsSource>& sources, const
     } catch (const json::parse_error& e) {
       auto [line, col] = line_col(src.text, e.byte);
       std::string what = e.what();
+      // Never the text around the error ("last read: ..."): a settings path a project made a link
+      // could name a secret, and the message goes to a terminal, a log, an agent's model.
+      if (auto lr = what.find("; last read:"); lr != std::string::npos) what.erase(lr);
       auto pos = what.find("parse error");
       return make_error(ErrorKind::kSettings, fmt::format("{}:{}:{}: not valid JSON: {}", file, line, col,
                                                           pos == std::string::npos ? what : what.substr(pos)));

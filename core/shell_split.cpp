@@ -98,7 +98,9 @@ class Parser {
     while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
     if (s_[i_] == '&') ++i_;
     if (s_.substr(i_, 2) == "<<") return false;  // here-documents: unparseable here
-    while (i_ < s_.size() && (s_[i_] == '>' || s_[i_] == '<' || s_[i_] == '|')) ++i_;
+    bool writes = false;
+    while (i_ < s_.size() && (s_[i_] == '>' || s_[i_] == '<' || s_[i_] == '|')) writes |= s_[i_++] == '>';
+    if (i_ < s_.size() && s_[i_] == '(') return false;  // <(...) >(...): a command of its own
     if (i_ < s_.size() && s_[i_] == '&') {
       ++i_;  // >&2, >&-
       while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '-')) ++i_;
@@ -107,9 +109,15 @@ class Parser {
     while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t')) ++i_;
     Word target;
     std::vector<std::string> ignored;
-    return read_word(target, ignored);
+    if (!read_word(target, ignored)) return false;
+    if (writes && target.text != "/dev/null") writes_file_ = true;
+    return true;
   }
 
+ public:
+  bool writes_file_ = false;
+
+ private:
   // One word, with quotes and escapes kept as written; $(...) and backticks inside it are
   // parsed and their subcommands added to out.
   bool read_word(Word& w, std::vector<std::string>& out) {
@@ -311,7 +319,9 @@ bool strip_one(std::vector<std::string>& w) {
 SplitResult split_command(std::string_view command) {
   SplitResult r;
   Parser p(command);
-  if (!p.parse_list(0, r.subcommands)) {
+  const bool ok = p.parse_list(0, r.subcommands);
+  r.writes_file = p.writes_file_;
+  if (!ok) {
     r.parsed = false;
     r.subcommands.clear();
     std::string whole(command);

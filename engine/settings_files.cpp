@@ -30,11 +30,73 @@ std::vector<std::string> user_files_of(const std::string& home) {
   return {paths::join(home, ".wave/settings.json"), paths::join(home, ".claude/settings.json")};
 }
 
+bool ours_or_roots(uid_t uid) {
+  return uid == ::geteuid() || uid == 0;
+}
+
 // A directory that marks a project: one of ours or root's (another local user's /tmp/.wave does
 // not make /tmp a project of ours).
 bool marks_project(const std::string& dir) {
   struct stat st;
-  return ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && (st.st_uid == ::geteuid() || st.st_uid == 0);
+  return ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && ours_or_roots(st.st_uid);
+}
+
+// A discovered settings file: a regular file (never a FIFO waited on, a device read without end),
+// at most 1 MiB; its owner is told. A file named by the caller is read as given (a pipe included).
+struct FileText {
+  std::string text;
+  uid_t owner = 0;
+};
+Result<FileText> read_discovered(const std::string& path) {
+  sys::Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  if (!fd.valid()) return sys::sys_error("open", path, errno);
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return sys::sys_error("fstat", path, errno);
+  if (!S_ISREG(st.st_mode)) return make_error(ErrorKind::kSettings, path + ": not a regular file");
+  if (st.st_size > (1 << 20)) return make_error(ErrorKind::kSettings, path + ": larger than 1 MiB");
+  FileText out;
+  out.owner = st.st_uid;
+  char buf[16384];
+  for (ssize_t n; (n = ::read(fd.get(), buf, sizeof buf)) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return sys::sys_error("read", path, errno);
+    }
+    out.text.append(buf, static_cast<size_t>(n));
+    if (out.text.size() > (1u << 20)) return make_error(ErrorKind::kSettings, path + ": larger than 1 MiB");
+  }
+  return out;
+}
+
+// What a folder's trust needs: the folder, and its .claude/ and .wave/ where they exist, real
+// directories of the user's or root's (a link could lead into a tree a sandbox writes). Returns
+// why not, or "".
+std::string trust_blocker(const std::string& dir) {
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return "it is not a directory";
+  if (!ours_or_roots(st.st_uid)) return "it belongs to another user";
+  for (const char* sub : {".claude", ".wave"}) {
+    const std::string p = paths::join(dir, sub);
+    if (::lstat(p.c_str(), &st) != 0) continue;
+    if (!S_ISDIR(st.st_mode)) return p + " is not a directory (a link is not trusted)";
+    if (!ours_or_roots(st.st_uid)) return p + " belongs to another user";
+  }
+  return "";
+}
+
+// A guarded path and, where a link makes it another, the path it resolves to (the file's, or its
+// directory's when the file does not exist yet).
+void add_guard(std::vector<std::string>& guarded, const std::string& p) {
+  if (std::find(guarded.begin(), guarded.end(), p) != guarded.end()) return;
+  guarded.push_back(p);
+  std::string real = sys::real_path_or_empty(p);
+  if (real.empty()) {
+    const std::string dir = sys::real_path_or_empty(paths::parent(p));
+    if (!dir.empty()) real = paths::join(dir, paths::basename(p));
+  }
+  if (!real.empty() && real != p && std::find(guarded.begin(), guarded.end(), real) == guarded.end()) {
+    guarded.push_back(real);
+  }
 }
 
 void add_unique(std::vector<std::string>& v, const std::string& x) {
@@ -51,13 +113,15 @@ std::string find_project_root(const std::string& cwd, const std::string& home) {
   std::vector<std::string> chain = paths::ancestors(cwd);
   chain.push_back(paths::normalize(cwd));
   std::reverse(chain.begin(), chain.end());  // cwd first, "/" last
+  const std::string real_home = sys::real_path_or_empty(home);
   for (const auto& d : chain) {
-    if (d == home) break;  // home's .claude/ and .wave/ are the user's own files
+    // Home's .claude/ and .wave/ are the user's own files (home named by a link too).
+    if (d == home || d == real_home) break;
     if (marks_project(paths::join(d, ".claude")) || marks_project(paths::join(d, ".wave"))) return d;
   }
   for (const auto& d : chain) {
     struct stat st;
-    if (::lstat(paths::join(d, ".git").c_str(), &st) == 0) return d;
+    if (::lstat(paths::join(d, ".git").c_str(), &st) == 0 && ours_or_roots(st.st_uid)) return d;
   }
   return paths::normalize(cwd);
 }
@@ -112,6 +176,11 @@ Result<std::string> set_trusted(const std::string& home, const std::string& dir,
     if (trusted) return make_error(ErrorKind::kUsage, fmt::format("\"{}\" is not a directory", dir));
     real = paths::normalize(dir);  // a folder gone since: its trust can still be revoked
   }
+  if (trusted) {
+    if (std::string why = trust_blocker(real); !why.empty()) {
+      return make_error(ErrorKind::kUsage, fmt::format("\"{}\" cannot be trusted: {}", real, why));
+    }
+  }
   auto list = WB_TRY(trusted_folders(home));
   std::erase(list, real);
   if (trusted) list.push_back(real);
@@ -129,24 +198,39 @@ Result<LoadedSettings> load_run_settings(const std::string& home, const std::str
                                          const std::vector<std::string>& named, const nlohmann::json* inline_settings) {
   LoadedSettings out;
   std::uint64_t h = fnv1a(cwd);
-  auto read = [&](const std::string& f, std::vector<SettingsSource>& into) -> Status {
-    auto text = sys::read_file(f);
-    if (!text.ok())
-      return make_error(ErrorKind::kSettings, fmt::format("settings file \"{}\": {}", f, text.error().message));
-    h = fnv1a(*text, fnv1a(f, h));
-    into.push_back({f, std::move(*text)});
+  // Reads one file into `into`; a discovered one must be a regular file, and a project's must be
+  // the user's or root's (*foreign: another user's, not read).
+  auto read = [&](const std::string& f, std::vector<SettingsSource>& into, bool discovered,
+                  bool* foreign = nullptr) -> Status {
+    std::string text;
+    if (discovered) {
+      auto t = read_discovered(f);
+      if (!t.ok())
+        return make_error(ErrorKind::kSettings, fmt::format("settings file \"{}\": {}", f, t.error().message));
+      if (foreign && !ours_or_roots(t->owner)) {
+        *foreign = true;
+        return ok_status();
+      }
+      text = std::move(t->text);
+    } else {
+      auto t = sys::read_file(f);
+      if (!t.ok())
+        return make_error(ErrorKind::kSettings, fmt::format("settings file \"{}\": {}", f, t.error().message));
+      text = std::move(*t);
+    }
+    h = fnv1a(text, fnv1a(f, h));
+    into.push_back({f, std::move(text)});
     out.read_files.push_back(f);
-    add_unique(out.guarded, f);
-    if (std::string real = sys::real_path_or_empty(f); real != f) add_unique(out.guarded, real);
+    add_guard(out.guarded, f);
     return ok_status();
   };
   // The user's files, existing or not, always: a command must not write what configures later runs.
-  for (const auto& f : user_files_of(home)) add_unique(out.guarded, f);
-  add_unique(out.guarded, trust_file(home));
+  for (const auto& f : user_files_of(home)) add_guard(out.guarded, f);
+  add_guard(out.guarded, trust_file(home));
 
   std::vector<SettingsSource> mine, project;  // applied as written; only narrowing
   if (!named.empty() || inline_settings) {
-    for (const auto& f : named) (void)WB_TRY(read(f, mine));
+    for (const auto& f : named) (void)WB_TRY(read(f, mine, false));
     if (inline_settings) {
       std::string text = inline_settings->dump();
       h = fnv1a(text, h);
@@ -162,6 +246,14 @@ Result<LoadedSettings> load_run_settings(const std::string& home, const std::str
   if (!trusted.ok()) return trusted.error();
   const std::string real_root = sys::real_path_or_empty(out.project_root);
   out.trusted = std::find(trusted->begin(), trusted->end(), real_root) != trusted->end();
+  std::vector<std::string> notes;
+  if (out.trusted) {
+    // The folder recorded may have been replaced since (another user's, a link): no trust then.
+    if (std::string why = trust_blocker(real_root); !why.empty()) {
+      out.trusted = false;
+      notes.push_back(fmt::format("{} is trusted, but not applied: {}", real_root, why));
+    }
+  }
   // What configures a run from here or from any folder below the root on the way, and in every
   // trusted folder (a command here must not rewrite what another folder is trusted to say).
   std::vector<std::string> levels = {paths::normalize(cwd)};
@@ -169,29 +261,39 @@ Result<LoadedSettings> load_run_settings(const std::string& home, const std::str
     if (paths::is_within(a, out.project_root)) levels.push_back(a);
   }
   for (const auto& d : levels) {
-    for (const auto& f : project_files_of(d)) add_unique(out.guarded, f);
+    for (const auto& f : project_files_of(d)) add_guard(out.guarded, f);
   }
   for (const auto& d : *trusted) {
-    for (const auto& f : project_files_of(d)) add_unique(out.guarded, f);
+    for (const auto& f : project_files_of(d)) add_guard(out.guarded, f);
   }
 
   const auto user_files = user_files_of(home);
   for (const auto& f : user_files) {
-    if (sys::exists(f)) (void)WB_TRY(read(f, mine));
+    if (sys::exists(f)) (void)WB_TRY(read(f, mine, true));
   }
   for (const auto& f : project_files_of(out.project_root)) {
     // Home as the project: its files are the user's, read once.
     if (std::find(user_files.begin(), user_files.end(), f) != user_files.end()) continue;
     if (!sys::exists(f)) continue;
-    (void)WB_TRY(read(f, project));
+    bool foreign = false;
+    (void)WB_TRY(read(f, project, true, &foreign));
+    if (foreign) {
+      notes.push_back(f + ": not read: it belongs to another user");
+      out.trusted = false;
+      continue;
+    }
     out.project_files.push_back(f);
   }
   h = fnv1a(std::string_view(out.trusted ? "trusted" : "untrusted"), h);
   out.text_digest = fmt::format("{:016x}", h);
 
+  auto with_notes = [&](LoadedSettings& o) -> LoadedSettings& {
+    for (auto& n : notes) o.settings.warnings.push_back(std::move(n));
+    return o;
+  };
   if (project.empty()) {
     out.settings = mine.empty() ? default_settings() : WB_TRY(load_settings(mine, home));
-    return out;
+    return with_notes(out);
   }
   std::vector<SettingsSource> base_sources = mine;
   if (base_sources.empty()) base_sources.push_back({"(built-in profile)", kBuiltinProfile});
@@ -200,11 +302,12 @@ Result<LoadedSettings> load_run_settings(const std::string& home, const std::str
   Settings full = WB_TRY(load_settings(all, home));
   if (out.trusted) {
     out.settings = std::move(full);
-    return out;
+    return with_notes(out);
   }
   const Settings base = WB_TRY(load_settings(base_sources, home));
   std::vector<Widening> undone;
   out.settings = narrow_to(base, full, undone);
+  with_notes(out);
   if (undone.empty()) return out;
   // Said once per file, naming what it asked for (each file against the user's own settings).
   for (const auto& src : project) {

@@ -106,6 +106,58 @@ check "a trust file others can write: exit 125" [ "$RC" -eq 125 ]
 check "and it says why" grep -q "trusted-folders.json" <<<"$OUT"
 chmod 600 "$HOME/.config/wavebox/trusted-folders.json"
 
+# Another local user's folder is no project of ours to read or trust, and a trusted folder
+# replaced by theirs (or given a link for .claude/) is trusted no more.
+if is_root && id wavebox-test >/dev/null 2>&1; then
+  SHARED=$(mktemp -d /tmp/wavebox-e2e-shared.XXXXXX); chmod 1777 "$SHARED"
+  mkdir -p "$SHARED/proj/.claude"; printf '{"sandbox":{"enabled":true}}' > "$SHARED/proj/.claude/settings.json"
+  "$WAVEBOX" trust "$SHARED/proj" 2>/dev/null
+  rm -rf "$SHARED/proj"
+  runuser -u wavebox-test -- sh -c "mkdir -p '$SHARED/proj/.claude' '$SHARED/proj/.git' && echo '{\"sandbox\":{\"enabled\":false}}' > '$SHARED/proj/.claude/settings.json'"
+  for run in 1 2; do
+    OUT=$(cd "$SHARED/proj" && "$WAVEBOX" run -- sh -c "touch $OUTSIDE/foreign$run; echo sandbox=\${WAVEBOX_SANDBOX:-0}" 2>&1)
+    check "run $run: a trusted path re-made by another user: still sandboxed" grep -q 'sandbox=1' <<<"$OUT"
+    check "run $run: ... and nothing written outside" [ ! -e "$OUTSIDE/foreign$run" ]
+  done
+  check "it says why" grep -q "another user" <<<"$OUT"
+  OUT=$("$WAVEBOX" trust "$SHARED/proj" 2>&1)
+  check "another user's folder cannot be trusted" grep -q "another user" <<<"$OUT"
+  runuser -u wavebox-test -- sh -c "mkdir -p '$SHARED/.git' '$SHARED/v'"
+  mkdir -p "$SHARED/v/mine"
+  OUT=$(cd "$SHARED/v/mine" && "$WAVEBOX" doctor 2>&1)
+  check "another user's .git makes no project root of theirs" grep -q "project .*$SHARED/v/mine (" <<<"$OUT"
+  "$WAVEBOX" trust --revoke "$SHARED/proj" 2>/dev/null
+  rm -rf "$SHARED"
+else
+  echo "skip: another user's folders (needs root and the wavebox-test user)"
+fi
+T2="$SCRATCH/t2"; mkdir -p "$T2" "$WS/t2claude"; ln -s "$WS/t2claude" "$T2/.claude"
+OUT=$("$WAVEBOX" trust "$T2" 2>&1)
+check "a folder whose .claude is a link cannot be trusted" grep -q "link is not trusted" <<<"$OUT"
+printf '{"sandbox":{"enabled":false}}' > "$WS/t2claude/settings.local.json"
+OUT=$(cd "$T2" && "$WAVEBOX" run -- sh -c "touch $OUTSIDE/t2; echo sandbox=\${WAVEBOX_SANDBOX:-0}" 2>&1)
+check "... so what is planted behind the link only narrows (or the run is refused)" \
+  bash -c '[ ! -e "$0/t2" ] && ! grep -q sandbox=0 <<<"$1"' "$OUTSIDE" "$OUT"
+rm -rf "$WS/t2claude" "$T2"
+
+# Settings files a project made odd: a FIFO is not waited on, a device not read without end,
+# and no error shows what a link leads to.
+reset_project; mkdir -p "$WS/.claude"
+mkfifo "$WS/.claude/settings.json"
+timeout 60 bash -c 'cd "$0" && "$1" run -- true' "$WS" "$WAVEBOX" >/dev/null 2>&1; rc=$?
+check "a FIFO as a project's settings file: exit 125, not a hang" [ "$rc" -eq 125 ]
+rm -f "$WS/.claude/settings.json"; ln -s /dev/zero "$WS/.claude/settings.json"
+timeout 60 bash -c 'cd "$0" && "$1" run -- true' "$WS" "$WAVEBOX" >/dev/null 2>&1; rc=$?
+check "a link to /dev/zero: exit 125" [ "$rc" -eq 125 ]
+echo "sEcReT-token-value" > "$SCRATCH/secret"; rm -f "$WS/.claude/settings.json"; ln -s "$SCRATCH/secret" "$WS/.claude/settings.json"
+wb run -- true
+check "a link to a secret: refused, and no byte of it is shown" bash -c '[ "$1" -eq 125 ] && ! grep -q "last read" <<<"$0"' "$OUT" "$RC"
+reset_project
+# Home named through a link is still home: its .claude/ is the user's, not a project.
+ln -s "$HOME" "$SCRATCH/homelink"; mkdir -p "$WS/sub"
+OUT=$(cd "$WS/sub" && HOME="$SCRATCH/homelink" "$WAVEBOX" doctor 2>&1)
+check "HOME through a link: the project is not home" bash -c '! grep -q "project .*$1 (" <<<"$0"' "$OUT" "$HOME"
+
 # A file the caller names is the caller's choice: applied as written.
 printf '{"sandbox":{"enabled":false}}' > "$SCRATCH/off.json"
 wb run --settings "$SCRATCH/off.json" -- sh -c "touch $OUTSIDE/named"
@@ -131,5 +183,13 @@ wb run --no-prompt --approve --report-json "$SCRATCH/r.json" -c 'touch '"$OUTSID
 check "--no-prompt --approve: an approved excluded command runs" [ -e "$OUTSIDE/np" ]
 check "its report carries the real exit status" grep -q '"exitCode":7' "$SCRATCH/r.json"
 check "and its own status passes through" [ "$RC" -eq 7 ]
+# An allow rule covers each simple command, never a longer string that starts like it.
+printf '{"sandbox":{"enabled":true,"excludedCommands":["git:*"]},"permissions":{"allow":["Bash(git status:*)"]}}' \
+  > "$HOME/.claude/settings.json"
+for c in "git status | touch $OUTSIDE/np" "git status & touch $OUTSIDE/np" "git status > $OUTSIDE/np" "git status \$(touch $OUTSIDE/np)"; do
+  rm -f "$OUTSIDE/np"
+  wb run --no-prompt -c "$c"
+  check "--no-prompt, '$c': exit 125 and nothing written" bash -c '[ "$0" -eq 125 ] && [ ! -e "$1" ]' "$RC" "$OUTSIDE/np"
+done
 rm -f "$HOME/.claude/settings.json"
 finish

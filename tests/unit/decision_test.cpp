@@ -52,6 +52,10 @@ TEST_CASE("splitting respects quotes, substitutions, subshells and groups") {
   CHECK(s("{ a; b; }") == V{"a", "b"});
   CHECK(s("cmd > out 2>&1 < in") == V{"cmd"});
   CHECK(s("cmd &> log") == V{"cmd"});
+  CHECK(split_command("cmd > out").writes_file);
+  CHECK(split_command("a | b >> log").writes_file);
+  CHECK_FALSE(split_command("cmd >/dev/null 2>&1 < in").writes_file);
+  CHECK_FALSE(split_command("diff <(a) <(b)").parsed);
   CHECK(s("  spaced   words  ") == V{"spaced words"});
   CHECK_FALSE(split_command("echo 'open").parsed);
   CHECK_FALSE(split_command("cat <<EOF\nx\nEOF").parsed);
