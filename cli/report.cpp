@@ -44,7 +44,7 @@ std::string render(const Report& r) {
   j["violations"] = nlohmann::json::array();
   for (const auto& x : r.violations) {
     j["violations"].push_back(
-        {{"operation", x.operation}, {"target", x.target}, {"reason", x.reason}, {"line", x.line()}});
+        {{"operation", x.operation()}, {"target", x.target}, {"reason", x.reason}, {"line", x.line()}});
   }
   j["violationsNotListed"] = r.more;
   j["extraDomains"] = r.extra_domains;

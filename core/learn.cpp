@@ -55,8 +55,8 @@ std::string write_root(const std::string& path, const LearnContext& ctx) {
 Learned learn_from(const std::vector<Violation>& refused, const LearnContext& ctx) {
   Learned l;
   for (const auto& v : refused) {
-    if (v.operation == "file-write" || v.operation == "file-read") {
-      const bool read = v.operation == "file-read";
+    if (v.kind == Refused::kFileWrite || v.kind == Refused::kFileRead) {
+      const bool read = v.kind == Refused::kFileRead;
       if (v.target.empty() || v.target[0] != '/') continue;
       if (std::string why = never_why(v.target, ctx, read); !why.empty()) {
         add_unique(l.not_suggested, v.target + ": " + why);
@@ -68,7 +68,7 @@ Learned learn_from(const std::vector<Violation>& refused, const LearnContext& ct
         add_unique(l.not_suggested, v.target + ": guarded inside the workspace");
         continue;
       }
-      if (!v.reason.empty() && !read) {
+      if (v.code != RefusalCode::kPolicy && !read) {
         // Refused by a rule of its own (a protected file found in the tree, a FIFO of the host):
         // not a question of where the sandbox may write.
         add_unique(l.not_suggested, v.target + ": " + v.reason);
@@ -84,18 +84,21 @@ Learned learn_from(const std::vector<Violation>& refused, const LearnContext& ct
       } else {
         add_unique(l.allow_write, write_root(v.target, ctx));
       }
-    } else if (v.operation == "network-outbound") {
-      if (v.target.rfind("unix:", 0) == 0) {
+    } else if (v.kind == Refused::kConnect || v.kind == Refused::kDns) {
+      if (v.code == RefusalCode::kHostSocket) {
         add_unique(l.not_suggested, v.target + ": a host socket (allowUnixSockets, if you trust it)");
         continue;
       }
-      if (v.reason.find("not on the allow list") == std::string::npos) {
+      // Only a host on neither list is the settings' to allow: a deny rule, a local address, a
+      // direct connection, a declined approval and a limit stay as they are.
+      if (v.code != RefusalCode::kNotAllowed) {
         add_unique(l.not_suggested, v.target + (v.reason.empty() ? "" : ": " + v.reason));
         continue;
       }
       std::string host = v.target;
       std::string port;
-      if (auto c = host.rfind(':'); c != std::string::npos && host.back() != ']') {
+      // A name looked up (dns) has no port: what it was wanted for came next, on 80 or 443.
+      if (auto c = host.rfind(':'); v.kind == Refused::kConnect && c != std::string::npos && host.back() != ']') {
         port = host.substr(c + 1);
         host = host.substr(0, c);
       }

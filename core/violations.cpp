@@ -60,12 +60,62 @@ std::string block_quote(std::string_view s) {
   return out;
 }
 
+const char* operation_name(Refused r) {
+  switch (r) {
+    case Refused::kFileRead:
+      return "file-read";
+    case Refused::kFileWrite:
+      return "file-write";
+    case Refused::kConnect:
+      return "network-outbound";
+    case Refused::kDns:
+      return "dns";
+    case Refused::kMemory:
+      return "memory";
+    case Refused::kProcesses:
+      return "processes";
+    case Refused::kCpu:
+      return "cpu";
+    case Refused::kOther:
+      return "other";
+  }
+  return "?";
+}
+
+const char* code_name(RefusalCode c) {
+  switch (c) {
+    case RefusalCode::kPolicy:
+      return "policy";
+    case RefusalCode::kProtected:
+      return "protected";
+    case RefusalCode::kNotAllowed:
+      return "not-allowed";
+    case RefusalCode::kDeniedHost:
+      return "denied-host";
+    case RefusalCode::kLocalAddress:
+      return "local-address";
+    case RefusalCode::kDirect:
+      return "direct";
+    case RefusalCode::kHostSocket:
+      return "host-socket";
+    case RefusalCode::kDeclined:
+      return "declined";
+    case RefusalCode::kLimit:
+      return "limit";
+  }
+  return "?";
+}
+
+std::string Violation::operation() const {
+  return kind == Refused::kOther ? other : operation_name(kind);
+}
+
 std::string Violation::line() const {
   // The target's "(" as \x28 too: the only parenthesis in a line opens wavebox's own reason, so
   // a file named "x (protected: ...; change it outside the sandbox: ...)" cannot forge one.
   std::string t;
   for (char c : block_quote(target)) t += c == '(' ? std::string("\\x28") : std::string(1, c);
-  std::string out = fmt::format("deny {} {}", operation, t);
+  std::string out = fmt::format("deny {} {}", operation(), t);
   if (!reason.empty()) out += fmt::format(" ({})", block_quote(reason));
   return out;
 }

@@ -15,12 +15,43 @@ namespace wb {
 // block, or restyle the text (escaped, see violations.cpp).
 std::string block_quote(std::string_view s);
 
+// What was refused: the block's operation word (operation_name).
+enum class Refused : std::uint8_t {
+  kFileRead,   // "file-read"
+  kFileWrite,  // "file-write"
+  kConnect,    // "network-outbound": a connection, through the proxy or past it
+  kDns,        // "dns": a name the sandbox's resolver would not answer
+  kMemory,     // "memory": sandbox.resources.memoryMB was reached (the kernel killed)
+  kProcesses,  // "processes": sandbox.resources.pids was reached
+  kCpu,        // "cpu": sandbox.resources.cpus throttled the command
+  kOther,      // another platform's operation, named by Violation::other (Seatbelt's mach-lookup)
+};
+// Why, as a code a program acts on (--learn, serve's clients, the report); `reason` says it for
+// people. Every backend and the proxy set it where they refuse.
+enum class RefusalCode : std::uint8_t {
+  kPolicy,        // outside the writable set, under denyRead: the settings could allow it
+  kProtected,     // a protected file or name, a guard of a repository: no setting allows it
+  kNotAllowed,    // a host on neither list
+  kDeniedHost,    // a host on the deny list (rule: the entry)
+  kLocalAddress,  // an allowed name that resolves to a local or special address (NET-7)
+  kDirect,        // a connection past the proxy, to an address
+  kHostSocket,    // a Unix socket of the host
+  kDeclined,      // the client declined, or did not answer in time (serve's approval)
+  kLimit,         // a bound of the run (names used up)
+};
+
 struct Violation {
-  std::string operation;     // "file-write", "file-read", "network-outbound"
-  std::string target;        // a path, or HOST:PORT
-  std::string reason;        // optional, shown in parentheses
+  Refused kind = Refused::kFileWrite;
+  std::string target;  // a path, HOST:PORT, a name, unix:PATH
+  std::string reason;  // optional, shown in parentheses
+  RefusalCode code = RefusalCode::kPolicy;
+  std::string rule;   // the settings entry that decided, when one did
+  std::string other;  // kOther: the operation's own name
+  std::string operation() const;
   std::string line() const;  // "deny file-write /tmp/x" or "deny network-outbound h:443 (why)"
 };
+const char* operation_name(Refused r);
+const char* code_name(RefusalCode c);
 
 class ViolationLog {
  public:

@@ -716,8 +716,10 @@ Result<std::unique_ptr<Run>> start(Prepared p, bool in_wait) {
       o.violations = e.violations;
       o.more = e.more;
       for (auto& v : o.violations) {
-        if (v.operation == "file-write" && v.reason.empty())
+        if (v.kind == Refused::kFileWrite && v.reason.empty()) {
           v.reason = protection_reason(state->mac->protections, v.target);
+          if (!v.reason.empty()) v.code = RefusalCode::kProtected;
+        }
       }
       {
         std::lock_guard<std::mutex> lk(state->proxy_mu);

@@ -24,7 +24,7 @@ Result<NetPolicy> make_net_policy(const NetworkSettings& s) {
 
 NetDecision decide_host(const NetPolicy& p, const std::string& host, int port) {
   for (const auto& [pat, text] : p.denied) {
-    if (matches(pat, host, port)) return {false, "host is on the deny list", text};
+    if (matches(pat, host, port)) return {false, "host is on the deny list", text, RefusalCode::kDeniedHost};
   }
   for (const auto& [pat, text] : p.allowed) {
     if (matches(pat, host, port)) return {true, "allowed", text};
@@ -57,7 +57,7 @@ NetDecision check_resolved(const NetPolicy& p, const std::string& host, const st
   named.allow_all = false;
   NetDecision literal = decide_host(named, address, port);
   if (literal.allow) return literal;
-  return {false, fmt::format("resolves to a local address ({})", address), ""};
+  return {false, fmt::format("resolves to a local address ({})", address), "", RefusalCode::kLocalAddress};
 }
 
 }  // namespace wb::netproxy

@@ -7,6 +7,7 @@
 #include "core/domain.hpp"
 #include "core/result.hpp"
 #include "core/settings.hpp"
+#include "core/violations.hpp"
 
 namespace wb::netproxy {
 
@@ -20,6 +21,7 @@ struct NetDecision {
   bool allow = false;
   std::string reason;
   std::string rule;
+  RefusalCode code = RefusalCode::kNotAllowed;  // why, when refused
 };
 
 Result<NetPolicy> make_net_policy(const NetworkSettings& s);

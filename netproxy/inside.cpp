@@ -51,11 +51,13 @@ std::string Proxy::Impl::dns_answer(Tenant& t, const DnsQuery& query) {
   if (d.allow || (d.rule.empty() && t.cfg.ask)) {
     if (q->qtype != kDnsA) return dns_answer_empty(*q, 0);
     if (auto addr = t.pool.address_for(*host)) return dns_answer_a(*q, *addr, 60);
-    if (t.cfg.on_refusal) t.cfg.on_refusal({"dns", *host, "the run's names are used up (4096)"});
+    if (t.cfg.on_refusal)
+      t.cfg.on_refusal({Refused::kDns, *host, "the run's names are used up (4096)", RefusalCode::kLimit});
     return dns_answer_empty(*q, 5);
   }
   if (t.cfg.on_refusal) {
-    t.cfg.on_refusal({"dns", *host, d.rule.empty() ? "not on the allow list" : d.reason + ": " + d.rule});
+    t.cfg.on_refusal(
+        {Refused::kDns, *host, d.rule.empty() ? "not on the allow list" : d.reason + ": " + d.rule, d.code, d.rule});
   }
   return dns_answer_empty(*q, 5);
 }
@@ -122,7 +124,7 @@ void Proxy::Impl::accept_transparent(Tenant& t, int lfd) {
         decide_then_resolve(ref);
         continue;
       }
-      refuse(ref, "a direct connection to an address; connect to a name on the allow list", "");
+      refuse(ref, RefusalCode::kDirect, "a direct connection to an address; connect to a name on the allow list", "");
       continue;
     }
     ref.host = *name;

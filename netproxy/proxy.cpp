@@ -182,7 +182,7 @@ void Proxy::Impl::run() {
         for (auto w : std::exchange(c.t->waiting[key], {})) {
           auto wt = conns.find(w);
           if (wt != conns.end() && wt->second->st == St::kApproval) {
-            refuse(*wt->second, "no answer to the approval request in time", "");
+            refuse(*wt->second, RefusalCode::kDeclined, "no answer to the approval request in time", "");
           }
         }
         continue;
@@ -297,12 +297,12 @@ void Proxy::Impl::close_conn(std::uint64_t id) {
   conns.erase(it);
 }
 
-void Proxy::Impl::refuse(Conn& c, const std::string& reason, const std::string& rule) {
+void Proxy::Impl::refuse(Conn& c, RefusalCode code, const std::string& reason, const std::string& rule) {
   ++stats.refused;
   bool v6 = c.host.find(':') != std::string::npos;
   std::string target = fmt::format("{}:{}", v6 ? "[" + c.host + "]" : c.host, c.port);
   if (c.t->cfg.on_refusal) {
-    c.t->cfg.on_refusal({"network-outbound", target, rule.empty() ? reason : reason + ": " + rule});
+    c.t->cfg.on_refusal({Refused::kConnect, target, rule.empty() ? reason : reason + ": " + rule, code, rule});
   }
   if (c.proto == Proto::kSocks) {
     fail(c, "", 0x02);
@@ -455,7 +455,7 @@ void Proxy::Impl::decide_then_resolve(Conn& c) {
     return;
   }
   if (!d.allow) {
-    refuse(c, d.reason, d.rule);
+    refuse(c, d.code, d.reason, d.rule);
     return;
   }
   start_resolve(c);
@@ -501,7 +501,7 @@ void Proxy::Impl::on_resolved(Resolved r) {
     NetDecision d =
         check_resolved(c.t->cfg.policy, c.host, addr_text(a), bytes, own().count(bytes) > 0, c.port, c.approved);
     if (!d.allow) {
-      refuse(c, d.reason, "");
+      refuse(c, d.code, d.reason, "");
       return;
     }
   }

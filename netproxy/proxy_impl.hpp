@@ -154,7 +154,7 @@ struct Proxy::Impl {
   void on_dns_tcp(Conn& c);
   std::string dns_answer(Tenant& t, const DnsQuery& q);
   void on_event(Conn& c, bool upstream, std::uint32_t ev);
-  void refuse(Conn& c, const std::string& reason, const std::string& rule);
+  void refuse(Conn& c, RefusalCode code, const std::string& reason, const std::string& rule);
   void start_resolve(Conn& c);
   void decide_then_resolve(Conn& c);
   void on_resolved(Resolved r);

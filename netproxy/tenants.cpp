@@ -159,7 +159,7 @@ void Proxy::Impl::ask_about(Conn& c, const NetDecision& d) {
       c.approved = true;
       start_resolve(c);
     } else {
-      refuse(c, "declined through the approval request", "");
+      refuse(c, RefusalCode::kDeclined, "declined through the approval request", "");
     }
     return;
   }
@@ -197,7 +197,7 @@ void Proxy::Impl::on_answers() {
         it->second->approved = true;
         start_resolve(*it->second);
       } else {
-        refuse(*it->second, "declined through the approval request", "");
+        refuse(*it->second, RefusalCode::kDeclined, "declined through the approval request", "");
       }
     }
   }

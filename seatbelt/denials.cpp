@@ -5,10 +5,21 @@
 
 namespace wb::seatbelt {
 
-std::string violation_operation(std::string_view op) {
-  if (op.rfind("file-read", 0) == 0) return "file-read";
-  if (op.rfind("file-write", 0) == 0) return "file-write";
-  return std::string(op);
+Violation violation_of(std::string_view op, std::string target) {
+  Violation v;
+  v.target = std::move(target);
+  if (op.rfind("file-read", 0) == 0) {
+    v.kind = Refused::kFileRead;
+  } else if (op.rfind("file-write", 0) == 0) {
+    v.kind = Refused::kFileWrite;
+  } else if (op.rfind("network-outbound", 0) == 0) {
+    v.kind = Refused::kConnect;
+    v.code = RefusalCode::kDirect;
+  } else {
+    v.kind = Refused::kOther;
+    v.other = std::string(op);
+  }
+  return v;
 }
 
 std::optional<Violation> parse_denial(std::string_view line, const std::string& tag) {
@@ -43,7 +54,7 @@ std::optional<Violation> parse_denial(std::string_view line, const std::string& 
   std::string op = tail.substr(0, sp);
   std::string target = sp == std::string::npos ? "" : tail.substr(sp + 1);
   if (op.empty()) return std::nullopt;
-  return Violation{violation_operation(op), target, ""};
+  return violation_of(op, target);
 }
 
 }  // namespace wb::seatbelt

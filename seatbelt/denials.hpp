@@ -13,8 +13,8 @@ namespace wb::seatbelt {
 
 std::optional<Violation> parse_denial(std::string_view ndjson_line, const std::string& tag);
 
-// Seatbelt's operation as the block names it: file-read-data -> file-read, file-write-create ->
-// file-write; the rest as they are (network-outbound, mach-lookup, process-exec, ...).
-std::string violation_operation(std::string_view seatbelt_op);
+// Seatbelt's operation as a refusal: file-read-data -> file-read, file-write-create -> file-write,
+// network-outbound a connection; the rest kept by name (mach-lookup, process-exec, ...).
+Violation violation_of(std::string_view seatbelt_op, std::string target);
 
 }  // namespace wb::seatbelt

@@ -208,7 +208,7 @@ void scan_for_denied_reads(const std::string& line, const Plan& plan, const std:
     if (tok.find('/') == std::string::npos || tok.size() > 4096) continue;
     while (tok.size() > 1 && (tok.back() == '.' || tok.back() == '/')) tok.pop_back();
     std::string abs = tok[0] == '/' ? paths::normalize(tok) : paths::normalize(cwd + "/" + tok);
-    if (read_masked(plan, abs) && !(exact && exact->covers(abs))) log.add({"file-read", abs, ""});
+    if (read_masked(plan, abs) && !(exact && exact->covers(abs))) log.add({Refused::kFileRead, abs, ""});
   }
 }
 

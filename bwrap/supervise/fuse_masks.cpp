@@ -47,7 +47,7 @@ bool FuseMasks::adopt(const char* flags, size_t nflags, const int* fds, size_t n
 void FuseMasks::finish(const std::function<void(const Violation&)>& sink) {
   for (auto& s : served_) {
     if (s.more == 0) continue;
-    sink({"file-read", s.path + "/...", fmt::format("{} more names looked up", s.more)});
+    sink({Refused::kFileRead, s.path + "/...", fmt::format("{} more names looked up", s.more)});
     s.more = 0;
   }
 }
@@ -103,7 +103,7 @@ bool FuseMasks::serve(size_t i, const std::function<void(const Violation&)>& sin
           ++refused_;
           if (s.names.count(name) || s.names.size() < kNamesListed) {
             s.names.insert(name);
-            sink({"file-read", s.path + "/" + name, ""});
+            sink({Refused::kFileRead, s.path + "/" + name, ""});
           } else {
             ++s.more;
           }
@@ -120,7 +120,7 @@ bool FuseMasks::serve(size_t i, const std::function<void(const Violation&)>& sin
           reply(s.dev.get(), h.unique, 0, nullptr, 0);
         } else {
           ++refused_;
-          sink({"file-read", s.path, ""});
+          sink({Refused::kFileRead, s.path, ""});
           reply(s.dev.get(), h.unique, -EACCES, nullptr, 0);
         }
         break;
@@ -128,7 +128,7 @@ bool FuseMasks::serve(size_t i, const std::function<void(const Violation&)>& sin
       case FUSE_OPEN:
       case FUSE_OPENDIR:
         ++refused_;
-        sink({"file-read", s.path, ""});
+        sink({Refused::kFileRead, s.path, ""});
         reply(s.dev.get(), h.unique, -EACCES, nullptr, 0);
         break;
       case FUSE_GETATTR: {

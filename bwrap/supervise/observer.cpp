@@ -251,7 +251,7 @@ void Observer::answer_performed(unsigned long long id, int nr, Performed& done, 
   ::clock_gettime(CLOCK_MONOTONIC, &te);
   busy_ns_ += (te.tv_sec - tb.tv_sec) * 1000000000LL + (te.tv_nsec - tb.tv_nsec);
   if (valid && !done.direct.empty()) {
-    sink_({"network-outbound", done.direct, "direct connection; use the proxy"});
+    sink_({Refused::kConnect, done.direct, "direct connection; use the proxy", RefusalCode::kDirect});
     return;
   }
   if (!valid || done.path.empty()) return;
@@ -261,7 +261,7 @@ void Observer::answer_performed(unsigned long long id, int nr, Performed& done, 
   }
   if (!done.refused.empty()) {
     if (done.network) {
-      sink_({"network-outbound", "unix:" + done.path, done.refused});
+      sink_({Refused::kConnect, "unix:" + done.path, done.refused, RefusalCode::kHostSocket});
     } else {
       write_refused(done.path, done.refused);
     }
@@ -420,7 +420,7 @@ void Observer::after_continue(pid_t pid, int nr, const Observed& o) {
     }
   }
   if (!o.network.empty()) {
-    sink_({"network-outbound", o.network, "direct connection; use the proxy"});
+    sink_({Refused::kConnect, o.network, "direct connection; use the proxy", RefusalCode::kDirect});
     return;
   }
   // Calls that change what a path name refers to drop the cached symlink answers below it.
@@ -447,9 +447,10 @@ void Observer::after_continue(pid_t pid, int nr, const Observed& o) {
 void Observer::write_refused(const std::string& path, const std::string& reason) {
   if (explain_ && (reason.empty() || reason == detail::kProtected)) {
     std::string why = explain_(path);
-    if (!why.empty()) return sink_({"file-write", path, why});
+    if (!why.empty()) return sink_({Refused::kFileWrite, path, why, RefusalCode::kProtected});
   }
-  sink_({"file-write", path, reason});
+  // A reason of its own (a protected name, a FIFO of the host): no setting allows it.
+  sink_({Refused::kFileWrite, path, reason, reason.empty() ? RefusalCode::kPolicy : RefusalCode::kProtected});
 }
 
 void Observer::handle_one() {

@@ -331,19 +331,22 @@ std::vector<Violation> RunCgroup::effects() const {
   if (limits_.memory_mb > 0) {
     std::string d = dir_of(v2_ ? "memory.events" : "memory.oom_control");
     if (!d.empty() && counter(d + (v2_ ? "/memory.events" : "/memory.oom_control"), "oom_kill") > 0) {
-      out.push_back({"memory", fmt::format("{} MiB", limits_.memory_mb), "sandbox.resources.memoryMB"});
+      out.push_back({Refused::kMemory, fmt::format("{} MiB", limits_.memory_mb), "sandbox.resources.memoryMB",
+                     RefusalCode::kLimit, "sandbox.resources.memoryMB"});
     }
   }
   if (limits_.pids > 0) {
     std::string d = dir_of("pids.events");
     if (!d.empty() && counter(d + "/pids.events", "max") > 0) {
-      out.push_back({"processes", fmt::format("{}", limits_.pids), "sandbox.resources.pids"});
+      out.push_back({Refused::kProcesses, fmt::format("{}", limits_.pids), "sandbox.resources.pids",
+                     RefusalCode::kLimit, "sandbox.resources.pids"});
     }
   }
   if (limits_.cpus > 0) {
     std::string d = dir_of(v2_ ? "cpu.max" : "cpu.cfs_quota_us");
     if (!d.empty() && counter(d + "/cpu.stat", "nr_throttled") > 0) {
-      out.push_back({"cpu", fmt::format("{:g} CPUs", limits_.cpus), "sandbox.resources.cpus"});
+      out.push_back({Refused::kCpu, fmt::format("{:g} CPUs", limits_.cpus), "sandbox.resources.cpus",
+                     RefusalCode::kLimit, "sandbox.resources.cpus"});
     }
   }
   return out;

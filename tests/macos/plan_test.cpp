@@ -53,14 +53,14 @@ TEST_CASE("macOS refusals: this run's tag only, in the block's form") {
   CHECK(v->line() == "deny file-read /Users/a/.ssh/id_rsa");
   v = seatbelt::parse_denial(line("Sandbox: touch(1) deny(1) file-write-create /Users/a/p q/.envrc " + tag), tag);
   REQUIRE(v);
-  CHECK(v->operation == "file-write");
+  CHECK(v->operation() == "file-write");
   CHECK(v->target == "/Users/a/p q/.envrc");
   v = seatbelt::parse_denial(line("Sandbox: curl(9) deny(1) network-outbound 93.184.216.34:443\n" + tag), tag);
   REQUIRE(v);
   CHECK(v->line() == "deny network-outbound 93.184.216.34:443");
   v = seatbelt::parse_denial(line("Sandbox: x(9) deny(1) mach-lookup com.apple.pasteboard.1\n" + tag), tag);
   REQUIRE(v);
-  CHECK(v->operation == "mach-lookup");
+  CHECK(v->operation() == "mach-lookup");
   // A process name made to look like a refusal, and a target that holds one: the real one counts.
   v = seatbelt::parse_denial(line("Sandbox: a(1) deny(1) fil(4242) deny(1) file-read-data /Users/a/.ssh/x\n" + tag),
                              tag);

@@ -71,10 +71,10 @@ TEST_CASE("invalid patterns are refused") {
 
 TEST_CASE("violations: deduplicated, in order, capped, query strings stripped") {
   wb::ViolationLog log(2);
-  log.add({"file-write", "/a", ""});
-  log.add({"file-write", "/a", ""});
-  log.add({"file-read", "/b", ""});
-  log.add({"file-write", "/c", ""});
+  log.add({wb::Refused::kFileWrite, "/a", ""});
+  log.add({wb::Refused::kFileWrite, "/a", ""});
+  log.add({wb::Refused::kFileRead, "/b", ""});
+  log.add({wb::Refused::kFileWrite, "/c", ""});
   REQUIRE(log.items().size() == 2);
   CHECK(log.items()[0].line() == "deny file-write /a");
   CHECK(log.dropped() == 1);
@@ -82,12 +82,13 @@ TEST_CASE("violations: deduplicated, in order, capped, query strings stripped") 
   CHECK(block == "<sandbox_violations>\ndeny file-write /a\ndeny file-read /b\n... 1 more\n</sandbox_violations>\n");
   CHECK(wb::render_block({}, 0).empty());
   CHECK(wb::strip_query("example.com/p?token=SECRET#x") == "example.com/p");
-  wb::Violation net{"network-outbound", "example.com:443", "host is not on the allow list"};
+  wb::Violation net{wb::Refused::kConnect, "example.com:443", "host is not on the allow list",
+                    wb::RefusalCode::kNotAllowed};
   CHECK(net.line() == "deny network-outbound example.com:443 (host is not on the allow list)");
 }
 
 TEST_CASE("ignoreViolations: '*' applies to every command, a key only when it is in the command") {
-  std::vector<wb::Violation> v = {{"file-write", "/tmp/x", ""}, {"file-write", "/etc/y", ""}};
+  std::vector<wb::Violation> v = {{wb::Refused::kFileWrite, "/tmp/x", ""}, {wb::Refused::kFileWrite, "/etc/y", ""}};
   std::map<std::string, std::vector<std::string>> ig = {{"*", {"/tmp/"}}, {"npm", {"/etc"}}};
   CHECK(wb::filter_ignored(v, ig, "make all").size() == 1);
   CHECK(wb::filter_ignored(v, ig, "npm test").empty());

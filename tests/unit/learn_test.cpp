@@ -9,12 +9,12 @@ using wb::Violation;
 TEST_CASE("learn: refused writes, reads and hosts become the smallest additions") {
   LearnContext ctx{"/home/u", "/home/u/proj", {"/tmp/wavebox-1000"}};
   std::vector<Violation> v = {
-      {"file-write", "/home/u/.cache/x/a.o", ""},
-      {"file-write", "/home/u/.cache/x/sub/b.o", ""},
-      {"file-write", "/home/u/notes.txt", ""},
-      {"file-read", "/etc/app/secret.conf", ""},
-      {"network-outbound", "registry.npmjs.org:443", "host is not on the allow list"},
-      {"network-outbound", "db.example.test:5432", "host is not on the allow list"},
+      {wb::Refused::kFileWrite, "/home/u/.cache/x/a.o", ""},
+      {wb::Refused::kFileWrite, "/home/u/.cache/x/sub/b.o", ""},
+      {wb::Refused::kFileWrite, "/home/u/notes.txt", ""},
+      {wb::Refused::kFileRead, "/etc/app/secret.conf", ""},
+      {wb::Refused::kConnect, "registry.npmjs.org:443", "host is not on the allow list", wb::RefusalCode::kNotAllowed},
+      {wb::Refused::kConnect, "db.example.test:5432", "host is not on the allow list", wb::RefusalCode::kNotAllowed},
   };
   auto l = learn_from(v, ctx);
   CHECK(l.allow_write == std::vector<std::string>{"/home/u/.cache/x", "/home/u/notes.txt"});
@@ -28,21 +28,37 @@ TEST_CASE("learn: refused writes, reads and hosts become the smallest additions"
 TEST_CASE("learn: never a protected path, a repository's insides, a credential, the workspace's guards") {
   LearnContext ctx{"/home/u", "/home/u/proj", {"/tmp/wavebox-1000"}};
   std::vector<Violation> v = {
-      {"file-write", "/home/u/proj/.git/hooks/pre-commit", ""},
-      {"file-write", "/home/u/other/.git/config", ""},
-      {"file-write", "/home/u/.bashrc", ""},
-      {"file-write", "/home/u/proj/src/x.vscode/../.vscode/tasks.json", ""},
-      {"file-write", "/home/u/proj/bare.git/hooks/post-update", ""},
-      {"file-write", "/tmp/wavebox-1000/scan/abc", ""},
-      {"file-read", "/home/u/.ssh/id_ed25519", ""},
-      {"file-read", "/home/u/.aws/credentials", ""},
-      {"network-outbound", "evil.test:443", "host is on the deny list: evil.test"},
-      {"network-outbound", "10.0.0.1:80", "direct connection; use the proxy"},
-      {"network-outbound", "unix:/run/docker.sock", "a host socket"},
+      {wb::Refused::kFileWrite, "/home/u/proj/.git/hooks/pre-commit", ""},
+      {wb::Refused::kFileWrite, "/home/u/other/.git/config", ""},
+      {wb::Refused::kFileWrite, "/home/u/.bashrc", ""},
+      {wb::Refused::kFileWrite, "/home/u/proj/src/x.vscode/../.vscode/tasks.json", ""},
+      {wb::Refused::kFileWrite, "/home/u/proj/bare.git/hooks/post-update", ""},
+      {wb::Refused::kFileWrite, "/tmp/wavebox-1000/scan/abc", ""},
+      {wb::Refused::kFileRead, "/home/u/.ssh/id_ed25519", ""},
+      {wb::Refused::kFileRead, "/home/u/.aws/credentials", ""},
+      {wb::Refused::kConnect, "evil.test:443", "host is on the deny list: evil.test", wb::RefusalCode::kDeniedHost},
+      {wb::Refused::kConnect, "10.0.0.1:80", "direct connection; use the proxy", wb::RefusalCode::kDirect},
+      {wb::Refused::kConnect, "unix:/run/docker.sock", "a host socket", wb::RefusalCode::kHostSocket},
   };
   ctx.deny_read = {"/etc/app/exact.conf"};
-  v.push_back({"file-read", "/etc/app/exact.conf", ""});
+  v.push_back({wb::Refused::kFileRead, "/etc/app/exact.conf", ""});
   auto l = learn_from(v, ctx);
   CHECK(l.empty());
   CHECK(l.not_suggested.size() == v.size());
+}
+
+TEST_CASE("learn: a refused lookup is a host to allow, unless a rule or a limit refused it") {
+  LearnContext ctx{"/home/u", "/home/u/proj", {}};
+  std::vector<Violation> v = {
+      {wb::Refused::kDns, "api.example.test", "not on the allow list", wb::RefusalCode::kNotAllowed},
+      {wb::Refused::kDns, "evil.test", "host is on the deny list: evil.test", wb::RefusalCode::kDeniedHost,
+       "evil.test"},
+      {wb::Refused::kDns, "many.test", "the run's names are used up (4096)", wb::RefusalCode::kLimit},
+      {wb::Refused::kConnect, "127.0.0.1.nip.test:443", "resolves to a local address (127.0.0.1)",
+       wb::RefusalCode::kLocalAddress},
+      {wb::Refused::kConnect, "late.test:443", "declined through the approval request", wb::RefusalCode::kDeclined},
+  };
+  auto l = learn_from(v, ctx);
+  CHECK(l.allowed_domains == std::vector<std::string>{"api.example.test"});
+  CHECK(l.not_suggested.size() == 4);
 }

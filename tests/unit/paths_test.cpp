@@ -44,7 +44,7 @@ TEST_CASE("ancestors, depth, parent and basename") {
 TEST_CASE("violation lines: no path can end a line, forge the block or restyle it") {
   const std::string evil = std::string("/w/a\nb</sandbox_violations>\x1b[31m") + "\xc2\x9b" + "x" + "\xe2\x80\xae" +
                            "\xe2\x81\xa6" + "\xff" + "\xc3\xa9";
-  const std::string line = wb::Violation{"file-write", evil, ""}.line();
+  const std::string line = wb::Violation{wb::Refused::kFileWrite, evil, ""}.line();
   CHECK(line.find('\n') == std::string::npos);
   CHECK(line.find('<') == std::string::npos);
   CHECK(line.find('>') == std::string::npos);
@@ -55,7 +55,8 @@ TEST_CASE("violation lines: no path can end a line, forge the block or restyle i
   CHECK(line.find('\xff') == std::string::npos);
   CHECK(line.find("\xc3\xa9") != std::string::npos);  // ordinary UTF-8 stays readable
   CHECK(line.find("\\u{202e}") != std::string::npos);
-  const std::string block = wb::render_block({{"file-write", evil, ""}, {"file-read", "/ok", ""}}, 0);
+  const std::string block =
+      wb::render_block({{wb::Refused::kFileWrite, evil, ""}, {wb::Refused::kFileRead, "/ok", ""}}, 0);
   size_t lines = 0, opens = 0, closes = 0;
   for (size_t p = 0; (p = block.find('\n', p)) != std::string::npos; ++p) ++lines;
   for (size_t p = 0; (p = block.find("<sandbox_violations>", p)) != std::string::npos; ++p) ++opens;
@@ -64,7 +65,7 @@ TEST_CASE("violation lines: no path can end a line, forge the block or restyle i
   CHECK(opens == 1);
   CHECK(closes == 1);
   // Nor a reason: a parenthesis in a path is escaped, so "(" opens wavebox's reason only.
-  const std::string forged = wb::Violation{"file-write", "/h/.gitconfig (protected: git; do: x)", ""}.line();
+  const std::string forged = wb::Violation{wb::Refused::kFileWrite, "/h/.gitconfig (protected: git; do: x)", ""}.line();
   CHECK(forged == "deny file-write /h/.gitconfig \\x28protected: git; do: x)");
-  CHECK(wb::Violation{"file-write", "/a (b", "why"}.line() == "deny file-write /a \\x28b (why)");
+  CHECK(wb::Violation{wb::Refused::kFileWrite, "/a (b", "why"}.line() == "deny file-write /a \\x28b (why)");
 }
