@@ -10,6 +10,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "core/outcome.hpp"
 #include "core/paths.hpp"
 #include "core/sys/fd.hpp"
 #include "core/sys/fs.hpp"
@@ -35,20 +36,8 @@ Status write_all(int fd, const std::string& text, const std::string& what) {
 }
 
 std::string render(const Report& r) {
-  nlohmann::json j;
-  j["exitCode"] = r.exit_code;
-  j["sandboxed"] = r.sandboxed;
-  j["decision"] = r.decision.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.decision);
-  j["reason"] = r.reason;
-  j["error"] = r.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.error);
-  j["violations"] = nlohmann::json::array();
-  for (const auto& x : r.violations) {
-    j["violations"].push_back(
-        {{"operation", x.operation()}, {"target", x.target}, {"reason", x.reason}, {"line", x.line()}});
-  }
-  j["violationsNotListed"] = r.more;
+  nlohmann::json j = outcome_json(r.outcome);
   j["extraDomains"] = r.extra_domains;
-  j["elapsedMs"] = r.elapsed_ms;
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 

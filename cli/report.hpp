@@ -4,21 +4,15 @@
 #include <string>
 #include <vector>
 
+#include "core/outcome.hpp"
 #include "core/result.hpp"
 #include "core/violations.hpp"
 
 namespace wb::cli {
 
 struct Report {
-  int exit_code = 0;
-  bool sandboxed = false;
-  std::string decision;  // allow | ask | deny ("" when no decision was made)
-  std::string reason;
-  std::vector<Violation> violations;
-  size_t more = 0;
-  double elapsed_ms = 0;
+  OutcomeRecord outcome;                   // core/outcome.hpp: the form every face writes
   std::vector<std::string> extra_domains;  // --allow-domain
-  std::string error;                       // why the command did not run ("" when it ran)
 };
 
 // Where the report goes, looked at before the run: "-" is stdout, "fd:N" that descriptor,

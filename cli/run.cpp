@@ -178,14 +178,10 @@ class AuditLines {
   bool wanted() const { return !paths_.empty(); }
   void write(const Report& r, std::optional<int> exit_code) {
     if (paths_.empty()) return;
-    record.decision = r.decision;
-    record.reason = r.reason;
-    record.sandboxed = r.sandboxed;
-    record.exit_code = exit_code;
-    record.duration_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started_).count();
-    record.violations = r.violations;
-    record.more = r.more;
-    record.error = r.error;
+    record.outcome = r.outcome;
+    record.outcome.exit_code = exit_code;
+    record.outcome.elapsed_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started_).count();
     for (const auto& p : paths_) {
       if (auto st = engine::append_audit(p, record, home); !st) log::warn(st.error().message);
     }
@@ -238,14 +234,16 @@ int cmd_run(const Options& o) {
   AuditLines audit(o);
   auto write_audit = [&](std::optional<int> exit_code) { audit.write(r, exit_code); };
   // The command did not run: said on stderr, and in the report (what an agent most needs).
+  OutcomeRecord& out = r.outcome;
   auto failed = [&](const Error& e) {
-    r.exit_code = report_error(e);
-    r.error = e.message;
-    if (e.kind == ErrorKind::kDenied) r.decision = "deny";
-    if (e.kind == ErrorKind::kNeedsApproval) r.decision = "ask";
+    const int status = report_error(e);
+    out.exit_code = status;
+    out.error = e.message;
+    if (e.kind == ErrorKind::kDenied) out.decision = "deny";
+    if (e.kind == ErrorKind::kNeedsApproval) out.decision = "ask";
     write_report();
-    write_audit(r.exit_code);
-    return r.exit_code;
+    write_audit(status);
+    return status;
   };
   auto env = load_environment(o);
   if (!env.ok()) return failed(env.error());
@@ -265,22 +263,22 @@ int cmd_run(const Options& o) {
   req.approve = [&o, line = req.command_line](const Decision& d) { return approved(o, d, line); };
   auto prepared = engine::prepare(std::move(req));
   if (!prepared.ok()) return failed(prepared.error());
-  r.decision = prepared->decision.decision;
-  r.reason = prepared->decision.reason;
-  audit.record.rule = prepared->decision.matched_rule;
+  out.decision = prepared->decision.decision;
+  out.reason = prepared->decision.reason;
+  out.rule = prepared->decision.matched_rule;
   if (!prepared->sandboxed) {
-    log::info("running the command UNSANDBOXED: " + r.reason);
+    log::info("running the command UNSANDBOXED: " + out.reason);
     if (report.wanted() || audit.wanted()) {
       // A report or a record must carry the command's real exit status: it runs as our child.
       auto outcome = engine::run_here(std::move(*prepared), sigs.fd.get());
       if (!outcome.ok()) return failed(outcome.error());
-      r.exit_code = outcome->exit_code;
-      r.elapsed_ms = outcome->elapsed_ms;
+      out.exit_code = outcome->exit_code;
+      out.elapsed_ms = outcome->elapsed_ms;
       write_report();
       write_audit(outcome->exit_code);
       return outcome->exit_code;
     }
-    r.exit_code = -1;  // the command replaces wavebox: its status is not known here
+    out.exit_code = std::nullopt;  // the command replaces wavebox: its status is not known here
     write_report();
     write_audit(std::nullopt);
     sigs.restore();  // the command gets the signal mask wavebox was given
@@ -299,11 +297,11 @@ int cmd_run(const Options& o) {
   }
   std::string block = render_block(outcome->violations, outcome->more);
   if (!block.empty()) std::fwrite(block.data(), 1, block.size(), stderr);
-  r.exit_code = outcome->exit_code;
-  r.sandboxed = true;
-  r.violations = outcome->violations;
-  r.more = outcome->more;
-  r.elapsed_ms = outcome->elapsed_ms;
+  out.exit_code = outcome->exit_code;
+  out.sandboxed = true;
+  out.violations = outcome->violations;
+  out.more = outcome->more;
+  out.elapsed_ms = outcome->elapsed_ms;
   write_report();
   write_audit(outcome->exit_code);
   if (o.learn) print_learned(o, outcome->violations, learn_home, audit.record.cwd, learn_settings, learn_deny_read);

@@ -18,7 +18,7 @@
 namespace wb::engine {
 
 std::string audit_line(const AuditRecord& r, double unix_time) {
-  nlohmann::json j;
+  nlohmann::json j = outcome_json(r.outcome);
   time_t secs = static_cast<time_t>(unix_time);
   struct tm tm {};
   ::gmtime_r(&secs, &tm);
@@ -28,17 +28,7 @@ std::string audit_line(const AuditRecord& r, double unix_time) {
   j["cwd"] = r.cwd;
   j["command"] = r.argv;
   j["commandLine"] = r.command_line;
-  auto opt = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
-  j["decision"] = opt(r.decision);
-  j["rule"] = opt(r.rule);
-  j["reason"] = r.reason;
-  j["sandboxed"] = r.sandboxed;
-  j["exitCode"] = r.exit_code ? nlohmann::json(*r.exit_code) : nlohmann::json(nullptr);
-  j["durationMs"] = r.duration_ms;
-  j["violations"] = nlohmann::json::array();
-  for (const auto& v : r.violations) j["violations"].push_back(v.line());
-  j["violationsNotListed"] = r.more;
-  j["error"] = opt(r.error);
+  j["durationMs"] = r.outcome.elapsed_ms;  // the name this log had before elapsedMs
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 

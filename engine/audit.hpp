@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/outcome.hpp"
 #include "core/result.hpp"
 #include "core/violations.hpp"
 
@@ -15,13 +16,7 @@ struct AuditRecord {
   std::string cwd;
   std::vector<std::string> argv;
   std::string command_line;
-  std::string decision, rule, reason;  // as `wavebox decide` gives them ("" when none was made)
-  bool sandboxed = false;
-  std::optional<int> exit_code;  // none when an unsandboxed command replaced wavebox
-  double duration_ms = 0;
-  std::vector<Violation> violations;
-  size_t more = 0;
-  std::string error;  // why the command did not run
+  OutcomeRecord outcome;  // core/outcome.hpp; exit_code none when the command replaced wavebox
 };
 
 std::string audit_line(const AuditRecord& r, double unix_time);

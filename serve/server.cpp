@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "core/base64.hpp"
+#include "core/outcome.hpp"
 #include "core/paths.hpp"
 #include "core/shell_split.hpp"
 #include "core/sys/fd.hpp"
@@ -742,9 +743,9 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
   auto write_audit = [&](std::optional<int> exit_code, const std::string& error) {
     const auto& path = policy->settings.sandbox.audit_log;
     if (!path) return;
-    audit.exit_code = exit_code;
-    audit.error = error;
-    audit.duration_ms = ms_since(t0);
+    audit.outcome.exit_code = exit_code;
+    audit.outcome.error = error;
+    audit.outcome.elapsed_ms = ms_since(t0);
     if (auto st = engine::append_audit(*path, audit, cfg_.home); !st) cfg_.log->warn(st.error().message);
   };
   try {
@@ -783,17 +784,20 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
     auto prepared = engine::prepare(std::move(req));
     if (!prepared.ok()) {
       const Error& e = prepared.error();
-      if (e.kind == ErrorKind::kDenied) audit.decision = "deny";
-      if (e.kind == ErrorKind::kNeedsApproval) audit.decision = "ask";
+      if (e.kind == ErrorKind::kDenied) audit.outcome.decision = "deny";
+      if (e.kind == ErrorKind::kNeedsApproval) audit.outcome.decision = "ask";
       if (e.kind == ErrorKind::kNotFound || e.kind == ErrorKind::kNotExecutable) {
         write_audit(e.kind == ErrorKind::kNotFound ? 127 : 126, e.message);
-        respond(id, {{"processId", proc->id},
-                     {"exitCode", e.kind == ErrorKind::kNotFound ? 127 : 126},
-                     {"sandboxed", false},
-                     {"violations", json::array()},
-                     {"stdout", ""},
-                     {"stderr", base64_encode("wavebox: " + e.message + "\n")},
-                     {"policyId", policy->policy_id}});
+        OutcomeRecord rec = audit.outcome;
+        rec.exit_code = e.kind == ErrorKind::kNotFound ? 127 : 126;
+        rec.error = e.message;
+        rec.elapsed_ms = ms_since(t0);
+        json r = outcome_json(rec);
+        r["processId"] = proc->id;
+        r["stdout"] = "";
+        r["stderr"] = base64_encode("wavebox: " + e.message + "\n");
+        r["policyId"] = policy->policy_id;
+        respond(id, std::move(r));
         finish();
         return;
       }
@@ -805,10 +809,10 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
     }
     const std::string decision = prepared->decision.decision;
     const bool sandboxed = prepared->sandboxed;
-    audit.decision = decision;
-    audit.rule = prepared->decision.matched_rule;
-    audit.reason = prepared->decision.reason;
-    audit.sandboxed = sandboxed;
+    audit.outcome.decision = decision;
+    audit.outcome.rule = prepared->decision.matched_rule;
+    audit.outcome.reason = prepared->decision.reason;
+    audit.outcome.sandboxed = sandboxed;
     const double prepare_ms = ms_since(t0);
     OutputReservation held;  // declared before the texts: given back after they are gone
     std::string out_text, err_text;
@@ -857,30 +861,29 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
       write_audit(std::nullopt, outcome.error().message);
       throw RpcError{kRunFailed, outcome.error().message};
     }
-    json violations = json::array();
-    for (const auto& v : outcome->violations) violations.push_back(v.line());
-    json r = {{"processId", proc->id},
-              {"exitCode", outcome->exit_code},
-              {"sandboxed", sandboxed},
-              {"decision", decision},
-              {"violations", violations},
-              {"violationsNotListed", outcome->more},
-              {"policyId", policy->policy_id},
-              {"timings",
-               {{"prepareMs", prepare_ms},
-                {"totalMs", ms_since(t0)},
-                {"serverPid", static_cast<long>(::getpid())},
-                {"preparedAhead", outcome->prepared_ahead},
-                {"planKept", outcome->plan_kept},
-                {"proxyThread", proxy_ ? engine::proxy_thread_id(*proxy_) : 0L}}}};
+    OutcomeRecord rec = audit.outcome;
+    rec.exit_code = outcome->exit_code;
+    rec.violations = outcome->violations;
+    rec.more = outcome->more;
+    rec.elapsed_ms = ms_since(t0);
+    json r = outcome_json(rec);
+    r["processId"] = proc->id;
+    r["policyId"] = policy->policy_id;
+    r.update(json{{"timings",
+                   {{"prepareMs", prepare_ms},
+                    {"totalMs", ms_since(t0)},
+                    {"serverPid", static_cast<long>(::getpid())},
+                    {"preparedAhead", outcome->prepared_ahead},
+                    {"planKept", outcome->plan_kept},
+                    {"proxyThread", proxy_ ? engine::proxy_thread_id(*proxy_) : 0L}}}});
     if (outcome->exit_code > 128 && outcome->exit_code < 128 + 65) r["signal"] = outcome->exit_code - 128;
     if (!streamed) {
       r["stdout"] = base64_encode(out_text);
       r["stderr"] = base64_encode(err_text);
       if (out_cut || err_cut) r["outputTruncated"] = true;
     }
-    audit.violations = outcome->violations;
-    audit.more = outcome->more;
+    audit.outcome.violations = outcome->violations;
+    audit.outcome.more = outcome->more;
     write_audit(outcome->exit_code, "");
     respond(id, std::move(r));
     // The session's next sandbox, made while the client reads the answer.

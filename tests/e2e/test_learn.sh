@@ -46,4 +46,11 @@ wb run --learn -- sh -c 'cat "$HOME/.ssh/id_test"; echo x > "$HOME/.bashrc"; tru
 check "learn: printed when no file is named" grep -q "learn:" <<<"$OUT"
 check "learn: never a credential or a protected home file" \
   bash -c '! grep -q "\"allowRead\"" <<<"$0" && ! grep -q "\"allowWrite\"" <<<"$0" && grep -q "not suggested: $1/.ssh/id_test" <<<"$0"' "$OUT" "$HOME"
+# A refused lookup (the sandbox's resolver) is a host to allow, like a refused connection; a
+# name on the deny list is not.
+printf '{"sandbox":{"enabled":true,"network":{"deniedDomains":["evil.example.test"]}}}' > "$SCRATCH/dns.json"
+wb run --settings "$SCRATCH/dns.json" --learn="$SCRATCH/dns-learned.json" -- sh -c 'getent hosts api.example.test; getent hosts evil.example.test; true'
+check "learn: a refused lookup is reported" grep -q "deny dns api.example.test" <<<"$OUT"
+check "learn: and proposed as a host" python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["sandbox"]["network"]["allowedDomains"]; assert d == ["api.example.test"], d' "$SCRATCH/dns-learned.json"
+check "learn: a denied name is not proposed" grep -q "not suggested: evil.example.test" <<<"$OUT"
 finish

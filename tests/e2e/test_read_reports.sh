@@ -115,17 +115,25 @@ check "a write under a mask is refused" [ ! -e "$HOME/.ssh/planted" ]
 check "and reported as a write, with what protects ~/.ssh" \
   grep -qx "deny file-write $HOME/.ssh/planted (protected: sshd .*; change it outside the sandbox)" "$SCRATCH/out"
 
-# serve: the same report through command/exec (stdin open until it answered).
-resp=$(cd "$WS" && { printf '%s\n' \
-  '{"id":1,"method":"initialize","params":{}}' \
-  "{\"id\":2,\"method\":\"session/open\",\"params\":{\"sessionId\":\"r1\",\"cwd\":\"$WS\",\"settingsPaths\":[\"$S\"]}}" \
-  "{\"id\":3,\"method\":\"command/exec\",\"params\":{\"sessionId\":\"r1\",\"commandLine\":\"cat $key 2>&1; true\"}}"
-  sleep 3; } | timeout 30 "$WAVEBOX" serve --stdio 2>/dev/null)
-check "serve: the read is in the command's violations" python3 -c 'import json,sys
-for l in sys.argv[1].splitlines():
-  m=json.loads(l)
-  if m.get("id")==3: sys.exit(0 if "deny file-read "+sys.argv[2] in m["result"]["violations"] else 1)
-sys.exit(1)' "$resp" "$key"
+# serve: the same report through command/exec (stdin kept open until the answer came).
+check "serve: the read is in the command's violations" timeout 120 python3 -c '
+import json, subprocess, sys
+wb, ws, s, key = sys.argv[1:5]
+p = subprocess.Popen([wb, "serve", "--stdio"], cwd=ws, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.DEVNULL, text=True)
+for m in [{"id": 1, "method": "initialize", "params": {}},
+          {"id": 2, "method": "session/open", "params": {"sessionId": "r1", "cwd": ws, "settingsPaths": [s]}},
+          {"id": 3, "method": "command/exec", "params": {"sessionId": "r1", "commandLine": "cat " + key + " 2>&1; true"}}]:
+    p.stdin.write(json.dumps(m) + "\n")
+p.stdin.flush()
+found = False
+for line in p.stdout:
+    m = json.loads(line)
+    if m.get("id") == 3:
+        found = any("deny file-read " + key == v["line"] for v in m["result"]["violations"])
+        break
+p.stdin.close(); p.wait()
+sys.exit(0 if found else 1)' "$WAVEBOX" "$WS" "$S" "$key"
 
 check "nothing changed in home" [ "$(snapshot "$HOME")" = "$before" ]
 check "the key is as it was" [ "$(cat "$key")" = SECRET-KEY ]

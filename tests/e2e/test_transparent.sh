@@ -146,7 +146,7 @@ ib = srv.send("command/exec", {"sessionId": "B", "commandLine":
 for name, i in (("A", ia), ("B", ib)):
     r = srv.wait(i)["result"]
     print(name, "out", " ".join(out(r).split()))
-    print(name, "violations", " | ".join(r.get("violations", [])))
+    print(name, "violations", " | ".join(v["line"] for v in r.get("violations", [])))
 srv.close()
 PY
 )

@@ -97,8 +97,8 @@ def main():
             check(f"{me}: nothing in the other's", not os.path.exists(os.path.join(ws["B" if me == "A" else "A"], "theirs")))
             check(f"{me}: its own proxy forwarded to its own server only", col[me].got == ["hello-" + me])
             check(f"{me}: the other's host refused by its own allowlist", "proxy: HTTP/1.1 403" in out(r))
-            check(f"{me}: the refusal is in its own answer", any(refused in v for v in r["violations"]))
-            check(f"{me}: its own host is not refused", not any(allowed in v for v in r["violations"]))
+            check(f"{me}: the refusal is in its own answer", any(refused in v["line"] for v in r["violations"]))
+            check(f"{me}: its own host is not refused", not any(allowed in v["line"] for v in r["violations"]))
             check(f"{me}: sandboxed", r["sandboxed"] is True)
 
         # A session opened later writes in its own workspace.
@@ -362,7 +362,7 @@ def approval(env, base, ws):
         q, r = run_answering("N", cols[0].port, "again", "decline", 2)
         check("approval: accept covered one command; the next was asked again", q["params"]["processId"] == r["processId"])
         check("approval: decline refuses it (403, reported)",
-              "403" in out(r) and cols[0].got == ["accepted"] and any("127.0.0.1" in v for v in r["violations"]))
+              "403" in out(r) and cols[0].got == ["accepted"] and any("127.0.0.1" in v["line"] for v in r["violations"]))
         # acceptForSession: this command and the session's next ones, not another session's.
         q, r = run_answering("N", cols[1].port, "for-session", "acceptForSession", 3)
         check("approval: acceptForSession lets it through", "200" in out(r) and cols[1].got == ["for-session"])
@@ -418,7 +418,7 @@ def approval(env, base, ws):
         lines = [json.loads(l) for l in open(audit).read().splitlines()] if os.path.exists(audit) else []
         check("audit: a session's auditLog gets one line per command, with its exit status and violations",
               len(lines) == 2 and all(l["exitCode"] == 4 and l["sandboxed"] for l in lines)
-              and any("/outside-ws" in v for v in lines[0]["violations"]))
+              and any("/outside-ws" in v["line"] for v in lines[0]["violations"]))
     finally:
         srv.close(20)
         for c in cols:

@@ -76,7 +76,7 @@ def main():
         check("its write in the workspace reached the host", read(os.path.join(ws, "made.txt")) == "made\n")
         check("its write outside was refused and reported",
               not os.path.exists(os.path.join(base, "outside.txt")) and
-              any("outside.txt" in v for v in r["violations"]))
+              any("outside.txt" in v["line"] for v in r["violations"]))
         r = run(["sh", "-c", "cat secrets/key token.txt"])
         check("the next one, and the masks hold", "old-" not in out(r) and r["exitCode"] != 0)
         check("the next one in a prepared sandbox too", ahead(r) or used(["true"]))
