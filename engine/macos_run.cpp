@@ -95,13 +95,21 @@ Result<MacRun> plan_macos(const RunRequest& req) {
   for (const auto& w : lnx::expand_globs(fs)) req.log->warn(w);
   seatbelt::ProfileInput& in = m.input;
   // Nested repositories and editor folders: the scan of the writable trees, on the Mac at the
-  // start of the run (a profile cannot learn of them later).
-  if (!req.plan_only && fs.enabled) {
-    WB_TRY(ensure_state(home, m.state_dir));
+  // start of the run (a profile cannot learn of them later). `wrap` scans as well, so that it
+  // prints what a run executes; planning for a Mac from another machine, it scans the trees that
+  // exist here, with no cache (nothing of a Mac's is made on this one).
+  if (fs.enabled) {
+    std::string cache;
+    if (!req.plan_only) {
+      WB_TRY(ensure_state(home, m.state_dir));
+      cache = m.state_dir + "/scan";
+    } else if (sys::is_dir(m.state_dir + "/scan")) {
+      cache = m.state_dir + "/scan";
+    }
     std::vector<sys::ScanHit> hits;
     for (const auto& root : fs.scan_roots) {
       if (!sys::is_dir(root)) continue;
-      auto res = WB_TRY(sys::scan_tree(root, m.state_dir + "/scan"));
+      auto res = WB_TRY(sys::scan_tree(root, cache));
       hits.insert(hits.end(), res.hits.begin(), res.hits.end());
     }
     auto g = sys::guards_for_hits(hits, ws, home);

@@ -37,7 +37,8 @@ Invocation invocation(const Facts& facts, const Profile& profile, const std::str
   inv.program = facts.sandbox_exec;
   inv.args = {"-p", profile.text};
   for (const auto& [k, v] : profile.params) inv.args.push_back("-D" + k + "=" + v);
-  // No "--" before the helper: sandbox-exec's options end at its first operand, an absolute path.
+  // "--": whatever the helper's path, nothing after it is read as sandbox-exec's option.
+  inv.args.push_back("--");
   inv.args.push_back(facts.helper);
   inv.args.push_back(kHelperArg);
   inv.args.push_back(std::to_string(kReportFd));

@@ -147,8 +147,8 @@ class TreeScan {
            bool one_thread = false)
       : one_thread_(one_thread),
         root_(root),
-        cache_file_(fmt::format("{}/{:016x}", cache_dir, fnv1a(root))),
-        hits_file_(cache_file_ + ".hits"),
+        cache_file_(cache_dir.empty() ? "" : fmt::format("{}/{:016x}", cache_dir, fnv1a(root))),
+        hits_file_(cache_dir.empty() ? "" : cache_file_ + ".hits"),
         cancel_(cancel) {}
   ~TreeScan() {
     if (cache_ != MAP_FAILED) ::munmap(cache_, cache_len_);
@@ -425,7 +425,7 @@ Result<ScanResult> TreeScan::run() {
     for (const auto& r : fresh_) rec->scan_dir(r.rel.empty() ? root_ : fmt::format("{}/{}", root_, r.rel));
   }
   ::clock_gettime(CLOCK_MONOTONIC, &t2);
-  if (changed_ || ::access(hits_file_.c_str(), F_OK) != 0) {
+  if (!cache_file_.empty() && (changed_ || ::access(hits_file_.c_str(), F_OK) != 0)) {
     // A cache we cannot write only costs time on the next run.
     if (changed_) (void)write_file_atomic(cache_file_, serialize_scan_cache(root_, fresh_));
     (void)write_file_atomic(hits_file_, summary());

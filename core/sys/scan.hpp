@@ -37,6 +37,7 @@ void set_scan_racy_window_ns(long long ns);
 // cancel: once set, a scan still checking the known directories gives up (an error) and saves
 // nothing; one past that finishes.
 // one_thread: no helper threads (a check beside a starting sandbox must not take its CPUs).
+// cache_dir "": no cache read or written (a plan for another machine, made here).
 Result<ScanResult> scan_tree(const std::string& root, const std::string& cache_dir,
                              const std::atomic<bool>* cancel = nullptr, bool one_thread = false);
 // What the cache says the tree holds, without looking at the tree: nullopt when there is no

@@ -52,6 +52,7 @@ struct Lab {
              "    -D*) printf '%s\\n' \"${1#-D}\" >> \"" +
              dir +
              "/params\"; shift ;;\n"
+             "    --) shift; break ;;\n"
              "    *) break ;;\n"
              "  esac\n"
              "done\n"

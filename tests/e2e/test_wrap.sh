@@ -34,6 +34,7 @@ assert set(j) == {"program", "args", "profile", "params", "env"}, j.keys()
 assert j["program"] == "/usr/bin/sandbox-exec"
 assert j["args"][0] == "-p" and j["args"][1] == j["profile"]
 assert j["args"][-5:-3] == ["__sandbox-helper", "3"] and j["args"][-3].endswith("/make")
+assert j["args"][-7] == "--", "no -- before the helper and the command"
 assert j["args"][-2:] == ["make", "-j4"]
 assert "/Users" not in j["profile"], "a path in the profile text"
 assert j["params"]["WRITABLE_0"] == "/Users/alice/my project"
@@ -44,5 +45,14 @@ assert "(deny default (with message \"wavebox_" in j["profile"]
 ' "$mac"
 text=$(HOME=/Users/alice "$WAVEBOX" wrap --platform macos --cwd /Users/alice/p -- true 2>/dev/null </dev/null)
 check "and as text: sandbox-exec's command line" grep -q "^/usr/bin/sandbox-exec -p '(version 1)" <<<"$text"
+# wrap scans as a run would: a repository inside the workspace is guarded in what it prints
+# (planned here for paths that exist here; nothing of a Mac's is made on this machine).
+# (Not under /tmp, which a Mac names /private/tmp.)
+macws=$(mktemp -d /dev/shm/wavebox-wrap.XXXXXX)
+mkdir -p "$macws/vendored"; git init -q "$macws/vendored"
+text=$(cd "$macws" && "$WAVEBOX" wrap --platform macos -- true 2>/dev/null </dev/null)
+check "wrap --platform macos guards a nested repository as a run would" grep -q "vendored/.git/hooks" <<<"$text"
+check "and makes no Mac state here" [ ! -e "$HOME/Library" ]
+rm -rf "$macws"
 check "--json is for --platform macos" bash -c '! (cd "$1" && "$0" wrap --json -- true >/dev/null 2>&1)' "$WAVEBOX" "$WS"
 finish

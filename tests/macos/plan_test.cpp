@@ -17,9 +17,17 @@ TEST_CASE("macOS invocation: sandbox-exec by absolute path, parameters as -D, th
   f.helper = "/opt/wavebox/bin/wavebox";
   auto inv = seatbelt::invocation(f, p, "/usr/bin/make", {"make", "-j4"}, {"A=1"});
   CHECK(inv.program == "/usr/bin/sandbox-exec");
-  std::vector<std::string> want = {
-      "-p",   p.text, "-DWRITABLE_0=/Users/a/p q", "-DTMPDIR_0=/x", f.helper, "__sandbox-helper", "3", "/usr/bin/make",
-      "make", "-j4"};
+  std::vector<std::string> want = {"-p",
+                                   p.text,
+                                   "-DWRITABLE_0=/Users/a/p q",
+                                   "-DTMPDIR_0=/x",
+                                   "--",
+                                   f.helper,
+                                   "__sandbox-helper",
+                                   "3",
+                                   "/usr/bin/make",
+                                   "make",
+                                   "-j4"};
   CHECK(inv.args == want);
   auto j = seatbelt::invocation_json(inv, p);
   CHECK(j["program"] == "/usr/bin/sandbox-exec");
