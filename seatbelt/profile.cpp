@@ -246,19 +246,27 @@ Status read_rules(const ProfileInput& in, Params& P, std::string& t) {
 // (renamed or removed, the path would come back as the command's own).
 Status write_rules(const ProfileInput& in, Params& P, std::string& t) {
   const FsPolicy& fs = in.fs;
-  std::vector<std::string> roots, over, roots_canon;
+  std::vector<std::string> roots, roots_canon;
+  // Roots writable inside a guarded tree (the cache dir in the state, a zone's carve-outs), with
+  // their paths: the guards inside them still hold there.
+  std::vector<std::pair<std::string, std::string>> over;
   for (const auto& w : fs.writable) {
     std::string ref = WB_TRY(P.path("WRITABLE", w.path));
-    (w.over_guard ? over : roots).push_back(subpath(ref));
+    if (w.over_guard) {
+      over.push_back({P.value(ref), subpath(ref)});
+    } else {
+      roots.push_back(subpath(ref));
+    }
     roots_canon.push_back(P.value(ref));
   }
   if (roots.empty() && over.empty()) return ok_status();
-  std::vector<std::string> guarded, excluded;
+  std::vector<std::string> guarded, excluded, guarded_canon;
   std::vector<std::string> anc_seen;
   auto add_guard = [&](const std::string& raw) -> Status {
     std::string ref = WB_TRY(P.path("DENY_WRITE", raw));
     guarded.push_back(subpath(ref));
     std::string c = P.value(ref);
+    guarded_canon.push_back(c);
     for (const auto& a : paths::ancestors(c)) {
       bool inside = std::any_of(roots_canon.begin(), roots_canon.end(),
                                 [&](const std::string& r) { return paths::is_within(a, r); });
@@ -275,7 +283,10 @@ Status write_rules(const ProfileInput& in, Params& P, std::string& t) {
   // its carve-outs.
   for (const auto& z : fs.zones) {
     WB_TRY(add_guard(z.dir));
-    for (const auto& c : z.carve) over.push_back(subpath(WB_TRY(P.path("WRITABLE", c))));
+    for (const auto& c : z.carve) {
+      std::string ref = WB_TRY(P.path("WRITABLE", c));
+      over.push_back({P.value(ref), subpath(ref)});
+    }
   }
   // The names at any depth are constants of ours: they may stand in the text.
   // The workspace's rows too (a shell's rc file, .gitconfig): a profile cannot anchor a pattern
@@ -304,13 +315,23 @@ Status write_rules(const ProfileInput& in, Params& P, std::string& t) {
     }
     v = out;
   };
-  uniq(over);
-  uniq(guarded);
   std::vector<std::string> writable;
   if (!roots.empty()) {
-    writable.push_back(guarded.empty() ? any_of(roots) : all_of({any_of(roots), none_of(guarded)}));
+    std::vector<std::string> g = guarded;
+    uniq(g);
+    writable.push_back(g.empty() ? any_of(roots) : all_of({any_of(roots), none_of(g)}));
   }
-  writable.insert(writable.end(), over.begin(), over.end());
+  // An over root escapes the guard it lies in, never one that lies in it (a guard inside the
+  // cache dir, or inside another root over which a carve-out is made).
+  for (const auto& [canon, expr] : over) {
+    std::vector<std::string> inner;
+    for (size_t i = 0; i < guarded.size(); ++i) {
+      if (guarded_canon[i] != canon && paths::is_within(guarded_canon[i], canon)) inner.push_back(guarded[i]);
+    }
+    uniq(inner);
+    std::string e = inner.empty() ? expr : all_of({expr, none_of(inner)});
+    if (std::find(writable.begin(), writable.end(), e) == writable.end()) writable.push_back(e);
+  }
   t += "(allow file-write* " + all_of({any_of(writable), none_of(excluded)}) + ")\n";
   return ok_status();
 }

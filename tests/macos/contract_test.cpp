@@ -408,6 +408,25 @@ TEST_CASE("macOS profile: no path bytes in the text, whatever the paths hold") {
   CHECK_FALSE(seatbelt::render_profile(bad).ok());
 }
 
+TEST_CASE("macOS profile: a guard inside a root that is writable over a guard (the cache dir) still holds") {
+  Table t = read_table();
+  Built b = build(t, "default");
+  auto in = profile_input(b, t);
+  in.fs.writable.push_back({"/Users/alice/Library/Caches/wb/c1", false, true});
+  in.fs.deny_write.push_back({"/Users/alice/Library/Caches/wb/c1/hooks", LeafType::kDir, true, ""});
+  in.fs.deny_write.push_back({"/Users/alice/Library/Caches/wb", LeafType::kDir, true, ""});
+  auto p = seatbelt::render_profile(in);
+  REQUIRE(p.ok());
+  std::map<std::string, std::string> params(p->params.begin(), p->params.end());
+  CHECK(sbpl::check({p->text, params, {}}).empty());
+  sbpl::Profile eval(p->text, params);
+  for (auto model : {sbpl::Model::kLastMatch, sbpl::Model::kFirstMatch, sbpl::Model::kDenyWins}) {
+    CHECK(eval.evaluate({"file-write-create", "/Users/alice/Library/Caches/wb/c1/x"}, model).allow);
+    CHECK_FALSE(eval.evaluate({"file-write-create", "/Users/alice/Library/Caches/wb/c1/hooks/x"}, model).allow);
+    CHECK_FALSE(eval.evaluate({"file-write-create", "/Users/alice/Library/Caches/wb/other"}, model).allow);
+  }
+}
+
 TEST_CASE("macOS profile goldens: the network variants") {
   Table t = read_table();
   struct Variant {
