@@ -136,7 +136,13 @@ nlohmann::json facts(const Options& o, const Environment& env, Probed& p) {
   j["policy"] = {{"enabled", s.sandbox.enabled},
                  {"mode", mode_name(s.sandbox.mode)},
                  {"failIfUnavailable", s.sandbox.fail_if_unavailable},
-                 {"proc", s.sandbox.enable_weaker_nested_sandbox ? "host (enableWeakerNestedSandbox)" : "own"}};
+                 {"proc", s.sandbox.enable_weaker_nested_sandbox ? "host (enableWeakerNestedSandbox)" : "own"},
+                 {"autoAllowBashIfSandboxed", s.sandbox.auto_allow_bash_if_sandboxed},
+                 {"allowUnsandboxedCommands", s.sandbox.allow_unsandboxed_commands},
+                 {"excludedCommands", s.sandbox.excluded_commands},
+                 {"environment", {{"denied", s.sandbox.deny_environment}, {"masked", s.sandbox.mask_environment}}}};
+  j["warnings"] = s.warnings;
+  j["notes"] = s.notes;
   policy_facts(j, o, env, p);
   nlohmann::json table = nlohmann::json::array();
   for (const auto& e : protected_table()) {

@@ -37,7 +37,7 @@ Decision decide(const Settings& s, const DecisionInput& in) {
   std::string excluded_by;
   for (size_t i = 0; i < cands.size() && excluded_by.empty(); ++i) {
     for (const auto& pat : s.sandbox.excluded_commands) {
-      auto p = parse_command_pattern(pat);
+      auto p = parse_excluded_command(pat);
       for (const auto& c : cands[i]) {
         if (pattern_matches(p, c)) {
           excluded_by = pat;

@@ -143,6 +143,8 @@ Settings narrow_to(const Settings& base, const Settings& full_in, std::vector<Wi
   keep_same(b.bwrap_path, f.bwrap_path, "sandbox.bwrapPath", undone);
   keep_same(b.audit_log, f.audit_log, "sandbox.auditLog", undone);
   keep_base_entries(b.pass_environment, f.pass_environment, "sandbox.passEnvironment", undone);
+  keep_all_entries(b.deny_environment, f.deny_environment);
+  keep_all_entries(b.mask_environment, f.mask_environment);
   if (strictness(f.mode) < strictness(b.mode)) {
     undone.push_back({"sandbox.mode", mode_name(f.mode)});
     f.mode = b.mode;

@@ -83,6 +83,14 @@ std::optional<CommandPattern> parse_bash_rule(const std::string& rule) {
   return std::nullopt;
 }
 
+CommandPattern parse_excluded_command(const std::string& raw) {
+  CommandPattern p = parse_command_pattern(raw);
+  if (p.kind == CommandPattern::Kind::kExact && p.text.find(' ') == std::string::npos) {
+    p.kind = CommandPattern::Kind::kPrefix;
+  }
+  return p;
+}
+
 bool pattern_matches(const CommandPattern& p, const std::string& command) {
   switch (p.kind) {
     case CommandPattern::Kind::kAny:

@@ -15,8 +15,11 @@ struct CommandPattern {
 
 // "Bash(...)" or "Bash"; nullopt for rules of other tools (Edit, Read, WebFetch, ...).
 std::optional<CommandPattern> parse_bash_rule(const std::string& rule);
-// An excludedCommands entry.
+// A pattern in the rule grammar ("npm run build", "git:*", "git *").
 CommandPattern parse_command_pattern(const std::string& pattern);
+// An excludedCommands entry: the rule grammar, except that a bare program name ("git", the form
+// Claude Code's docs and most settings use) is that program with any arguments.
+CommandPattern parse_excluded_command(const std::string& pattern);
 bool pattern_matches(const CommandPattern& p, const std::string& command);
 
 }  // namespace wb

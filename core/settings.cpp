@@ -29,48 +29,83 @@ enum class Type {
   kMode,
   kIgnoreMap,
   kObject,
+  kCredentials,    // sandbox.credentials: checked by check_credentials
+  kNotApplicable,  // a key Claude Code or srt documents that has no meaning here (note: why)
+  kRefused,        // a key Claude Code or srt documents that wavebox cannot honour (note: why)
 };
 
 struct Field {
   const char* name;
   Type type;
   const std::vector<Field>* children = nullptr;
+  const char* note = nullptr;  // kNotApplicable: why it does nothing here
+  // Leaving it out (or misspelling it) weakens what the user meant: a near miss refuses the run.
+  bool restricts = false;
 };
 
 const std::vector<Field> kNetworkFields = {
-    {"allowedDomains", Type::kStringList}, {"deniedDomains", Type::kStringList}, {"allowUnixSockets", Type::kPathList},
-    {"allowAllUnixSockets", Type::kBool},  {"allowLocalBinding", Type::kBool},   {"httpProxyPort", Type::kPort},
+    {"allowedDomains", Type::kStringList, nullptr, nullptr, true},
+    {"deniedDomains", Type::kStringList, nullptr, nullptr, true},
+    {"allowUnixSockets", Type::kPathList},
+    {"allowAllUnixSockets", Type::kBool},
+    {"allowLocalBinding", Type::kBool},
+    {"httpProxyPort", Type::kPort},
     {"socksProxyPort", Type::kPort},
+    {"allowMachLookup", Type::kNotApplicable, nullptr,
+     "macOS Mach services: wavebox's profile allows the few a command needs and no others"},
+    {"allowManagedDomainsOnly", Type::kNotApplicable, nullptr,
+     "for Claude Code's managed settings; wavebox has no managed layer"},
+    {"tlsTerminate", Type::kNotApplicable, nullptr, "wavebox's proxy does not open TLS; hosts are decided by name"},
+    {"mitmProxy", Type::kRefused, nullptr,
+     "wavebox's proxy cannot route hosts through another proxy; remove it (those hosts would bypass it)"},
+    {"parentProxy", Type::kRefused, nullptr, "wavebox's proxy does not chain to an upstream proxy"},
+    {"allowAllDomains", Type::kRefused, nullptr,
+     "every host is never allowed from a file; use --dangerously-allow-network for one run"},
 };
 const std::vector<Field> kFilesystemFields = {
-    {"allowWrite", Type::kPathList}, {"denyWrite", Type::kPathList}, {"denyRead", Type::kPathList},
-    {"allowRead", Type::kPathList},  {"disabled", Type::kBool},
+    {"allowWrite", Type::kPathList},
+    {"denyWrite", Type::kPathList, nullptr, nullptr, true},
+    {"denyRead", Type::kPathList, nullptr, nullptr, true},
+    {"allowRead", Type::kPathList},
+    {"disabled", Type::kBool},
 };
 const std::vector<Field> kResourceFields = {
-    {"timeoutSeconds", Type::kPositiveNumber}, {"memoryMB", Type::kPositiveInt}, {"pids", Type::kPositiveInt},
-    {"cpuSeconds", Type::kPositiveInt},        {"cpus", Type::kPositiveNumber},
+    {"timeoutSeconds", Type::kPositiveNumber, nullptr, nullptr, true},
+    {"memoryMB", Type::kPositiveInt, nullptr, nullptr, true},
+    {"pids", Type::kPositiveInt, nullptr, nullptr, true},
+    {"cpuSeconds", Type::kPositiveInt, nullptr, nullptr, true},
+    {"cpus", Type::kPositiveNumber, nullptr, nullptr, true},
 };
 const std::vector<Field> kSandboxFields = {
-    {"enabled", Type::kBool},
-    {"failIfUnavailable", Type::kBool},
-    {"enabledPlatforms", Type::kPlatformList},
-    {"autoAllowBashIfSandboxed", Type::kBool},
-    {"allowUnsandboxedCommands", Type::kBool},
+    {"enabled", Type::kBool, nullptr, nullptr, true},
+    {"failIfUnavailable", Type::kBool, nullptr, nullptr, true},
+    {"enabledPlatforms", Type::kPlatformList, nullptr, nullptr, true},
+    {"autoAllowBashIfSandboxed", Type::kBool, nullptr, nullptr, true},
+    {"allowUnsandboxedCommands", Type::kBool, nullptr, nullptr, true},
     {"excludedCommands", Type::kStringList},
     {"ignoreViolations", Type::kIgnoreMap},
-    {"network", Type::kObject, &kNetworkFields},
-    {"filesystem", Type::kObject, &kFilesystemFields},
+    {"network", Type::kObject, &kNetworkFields, nullptr, true},
+    {"filesystem", Type::kObject, &kFilesystemFields, nullptr, true},
     {"enableWeakerNestedSandbox", Type::kBool},
     {"bwrapPath", Type::kPath},
     {"auditLog", Type::kPath},
     {"passEnvironment", Type::kStringList},
-    {"mode", Type::kMode},
-    {"resources", Type::kObject, &kResourceFields},
+    {"mode", Type::kMode, nullptr, nullptr, true},
+    {"resources", Type::kObject, &kResourceFields, nullptr, true},
+    {"credentials", Type::kCredentials, nullptr, nullptr, true},
+    {"allowAppleEvents", Type::kNotApplicable, nullptr,
+     "macOS Apple Events: wavebox's profile never allows them (nothing more is refused than asked)"},
+    {"enableWeakerNetworkIsolation", Type::kNotApplicable, nullptr,
+     "macOS trustd for Go's TLS: not needed by wavebox's proxy; the profile stays as strict"},
+    {"allowNestedUserNamespaces", Type::kNotApplicable, nullptr,
+     "nested user namespaces stay refused inside wavebox's sandbox (seccomp)"},
+    {"ripgrep", Type::kNotApplicable, nullptr, "wavebox does not use ripgrep"},
+    {"socatPath", Type::kNotApplicable, nullptr, "wavebox relays the network with its own proxy, not socat"},
 };
 const std::vector<Field> kPermissionFields = {
     {"allow", Type::kStringList},
-    {"deny", Type::kStringList},
-    {"ask", Type::kStringList},
+    {"deny", Type::kStringList, nullptr, nullptr, true},
+    {"ask", Type::kStringList, nullptr, nullptr, true},
 };
 
 const char* type_text(Type t) {
@@ -93,7 +128,12 @@ const char* type_text(Type t) {
     case Type::kPlatformList:
       return "an array of \"macos\", \"linux\", \"wsl\"";
     case Type::kMode:
-      return "one of \"strict\", \"compat\", \"permissive\"";
+      return "one of \"strict\", \"compat\", \"permissive\" (or Claude Code's \"auto-allow\", \"regular\")";
+    case Type::kCredentials:
+      return "an object {files: [{path, mode}], envVars: [{name, mode}]}";
+    case Type::kNotApplicable:
+    case Type::kRefused:
+      return "anything";
     case Type::kIgnoreMap:
       return "an object mapping command patterns to arrays of strings";
     case Type::kObject:
@@ -149,7 +189,13 @@ bool type_ok(const json& v, Type t) {
                return s == "macos" || s == "linux" || s == "wsl";
              });
     case Type::kMode:
-      return v.is_string() && (v == "strict" || v == "compat" || v == "permissive");
+      return v.is_string() &&
+             (v == "strict" || v == "compat" || v == "permissive" || v == "auto-allow" || v == "regular");
+    case Type::kCredentials:
+      return v.is_object();
+    case Type::kNotApplicable:
+    case Type::kRefused:
+      return true;
     case Type::kIgnoreMap:
       return v.is_object() && std::all_of(v.begin(), v.end(), [](const json& e) { return all_strings(e); });
     case Type::kObject:
@@ -158,15 +204,191 @@ bool type_ok(const json& v, Type t) {
   return false;
 }
 
-// Checks one object against its field table. Unknown keys are warnings (they may be a
-// misspelled restriction); wrong types are errors naming the file and the key path.
+std::string lowered(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Levenshtein distance, case folded.
+size_t distance(std::string_view a_in, std::string_view b_in) {
+  const std::string a = lowered(a_in), b = lowered(b_in);
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// A key a user most likely meant when they wrote `unknown`: the same name in another case, a
+// near spelling (alowedDomains), or a long shared start (allowedHosts).
+bool near(std::string_view unknown, std::string_view known, bool prefixes) {
+  if (lowered(unknown) == lowered(known)) return true;
+  if (std::min(unknown.size(), known.size()) >= 4 && distance(unknown, known) <= 2) return true;
+  if (!prefixes) return false;
+  size_t common = 0;
+  while (common < unknown.size() && common < known.size() &&
+         std::tolower(static_cast<unsigned char>(unknown[common])) ==
+             std::tolower(static_cast<unsigned char>(known[common]))) {
+    ++common;
+  }
+  return common >= 6;
+}
+
+struct KnownKey {
+  std::string path;  // "sandbox.network.allowedDomains"
+  std::string leaf;
+  std::string parent;
+  bool restricts = false;
+};
+
+std::vector<KnownKey> known_keys() {
+  std::vector<KnownKey> out;
+  std::function<void(const std::string&, const std::vector<Field>&, bool)> walk =
+      [&](const std::string& parent, const std::vector<Field>& fields, bool restricts) {
+        for (const auto& f : fields) {
+          out.push_back({parent + "." + f.name, f.name, parent, restricts || f.restricts});
+          if (f.children) walk(parent + "." + f.name, *f.children, restricts && f.restricts);
+        }
+      };
+  walk("sandbox", kSandboxFields, false);
+  walk("permissions", kPermissionFields, false);
+  return out;
+}
+
+// An unknown key: said with the key it is closest to; refused when that key restricts (a
+// misspelled denyRead, allowedDomains at the wrong level), since the run would go on without
+// the restriction the user wrote.
+Status unknown_key(const std::string& where, const std::string& key, const std::string& file,
+                   std::vector<std::string>& warnings) {
+  const std::string key_path = where + "." + key;
+  const KnownKey* best = nullptr;
+  const auto keys = known_keys();
+  for (const auto& k : keys) {  // the same name at another level
+    if (k.leaf == key) best = &k;
+  }
+  for (size_t pass = 0; !best && pass < 2; ++pass) {
+    for (const auto& k : keys) {
+      if ((pass == 0) != (k.parent == where)) continue;  // the same level first
+      if (near(key, k.leaf, pass == 0)) {
+        best = &k;
+        break;
+      }
+    }
+  }
+  if (!best) {
+    warnings.push_back(fmt::format("{}: unknown key \"{}\" is ignored", file, key_path));
+    return ok_status();
+  }
+  if (best->restricts) {
+    return make_error(ErrorKind::kSettings,
+                      fmt::format("{}: unknown key \"{}\": did you mean \"{}\"? (refused: the run would go on "
+                                  "without the restriction it looks like)",
+                                  file, key_path, best->path));
+  }
+  warnings.push_back(
+      fmt::format("{}: unknown key \"{}\" is ignored; did you mean \"{}\"?", file, key_path, best->path));
+  return ok_status();
+}
+
+// sandbox.credentials (Claude Code): files and variables denied or masked. What wavebox cannot
+// honour (injecting the real value into requests to named hosts, AWS signing) is refused, never
+// dropped: the user's secret would reach the command or the request would fail unexplained.
+Status check_credentials(const json& c, const std::string& file) {
+  const std::string where = "sandbox.credentials";
+  auto bad = [&](const std::string& what) {
+    return make_error(ErrorKind::kSettings, fmt::format("{}: \"{}\" {}", file, where, what));
+  };
+  auto cannot_inject = [&](const std::string& key) {
+    return make_error(ErrorKind::kSettings,
+                      fmt::format("{}: \"{}.{}\": wavebox cannot put a secret into requests (its proxy does not "
+                                  "open TLS); remove it, and pass the variable or file to the command if it must "
+                                  "have it",
+                                  file, where, key));
+  };
+  for (auto it = c.begin(); it != c.end(); ++it) {
+    const std::string& k = it.key();
+    const json& v = it.value();
+    if (k == "files" || k == "envVars") {
+      if (!v.is_array()) return bad("." + k + " must be an array of objects");
+      for (size_t i = 0; i < v.size(); ++i) {
+        const json& e = v[i];
+        const std::string at = fmt::format(".{}[{}]", k, i);
+        if (!e.is_object()) return bad(at + " must be an object");
+        const char* id = k == "files" ? "path" : "name";
+        if (!e.contains(id) || !e[id].is_string() || e[id].get<std::string>().empty()) {
+          return bad(fmt::format("{} needs \"{}\" (a string)", at, id));
+        }
+        if (k == "envVars") {
+          const std::string n = e["name"].get<std::string>();
+          const bool ident = (std::isalpha(static_cast<unsigned char>(n[0])) || n[0] == '_') &&
+                             std::all_of(n.begin(), n.end(), [](char ch) {
+                               return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+                             });
+          if (!ident) return bad(fmt::format("{}.name: \"{}\" is not a variable name", at, n));
+        }
+        if (!e.contains("mode") || !(e["mode"] == "deny" || e["mode"] == "mask")) {
+          return bad(at + ".mode must be \"deny\" or \"mask\"");
+        }
+        if (e.contains("injectHosts") && !(e["injectHosts"].is_array() && e["injectHosts"].empty())) {
+          return cannot_inject(at.substr(1) + ".injectHosts");
+        }
+      }
+    } else if (k == "allowPlaintextInject") {
+      if (!v.is_boolean()) return bad(".allowPlaintextInject must be a boolean");
+    } else if (k == "awsPairs" || k == "sigv4") {
+      if (!(v.is_array() && v.empty())) return cannot_inject(k);
+    } else {
+      return bad(fmt::format("has an unknown key \"{}\" (files, envVars)", k));
+    }
+  }
+  return ok_status();
+}
+
+// JSON null for an optional value means "not set" (Anthropic's examples write
+// "httpProxyPort": null).
+void strip_nulls(json& j) {
+  if (!j.is_object()) return;
+  for (auto it = j.begin(); it != j.end();) {
+    if (it->is_null()) {
+      it = j.erase(it);
+    } else {
+      strip_nulls(*it);
+      ++it;
+    }
+  }
+}
+
+// Checks one object against its field table. Unknown keys are warnings, or errors when they look
+// like a restriction; wrong types are errors naming the file and the key path.
 Status validate(const json& obj, const std::vector<Field>& fields, const std::string& where, const std::string& file,
                 std::vector<std::string>& warnings) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
     std::string key_path = where + "." + it.key();
     auto f = std::find_if(fields.begin(), fields.end(), [&](const Field& x) { return it.key() == x.name; });
     if (f == fields.end()) {
-      warnings.push_back(fmt::format("{}: unknown key \"{}\" is ignored", file, key_path));
+      auto st = unknown_key(where, it.key(), file, warnings);
+      if (!st) return st;
+      continue;
+    }
+    if (f->type == Type::kNotApplicable) continue;  // known, and said in the man page's table
+    if (f->type == Type::kRefused) {
+      return make_error(ErrorKind::kSettings, fmt::format("{}: \"{}\": {}", file, key_path, f->note));
+    }
+    if (f->type == Type::kCredentials) {
+      if (!it.value().is_object()) {
+        return make_error(ErrorKind::kSettings, fmt::format("{}: \"{}\" must be {}, got {}", file, key_path,
+                                                            type_text(f->type), json_kind(it.value())));
+      }
+      auto st = check_credentials(it.value(), file);
+      if (!st) return st;
       continue;
     }
     if (!type_ok(it.value(), f->type)) {
@@ -330,6 +552,34 @@ Settings convert(const json& merged) {
   if (sb.contains("mode")) {
     auto m = sb["mode"].get<std::string>();
     o.mode = m == "strict" ? Mode::kStrict : m == "permissive" ? Mode::kPermissive : Mode::kCompat;
+    // Claude Code's /sandbox panel writes its approval mode here: auto-allow runs sandboxed
+    // commands without asking, regular asks as without a sandbox. The boundary is the same.
+    if ((m == "auto-allow" || m == "regular") && !sb.contains("autoAllowBashIfSandboxed")) {
+      o.auto_allow_bash_if_sandboxed = m == "auto-allow";
+    }
+  }
+  s.sandbox_section = merged.contains("sandbox");
+  if (sb.contains("credentials")) {
+    const json& c = sb["credentials"];
+    if (c.contains("files")) {
+      for (const auto& f : c["files"]) {
+        const std::string p = f["path"].get<std::string>();
+        if (std::find(o.filesystem.deny_read.begin(), o.filesystem.deny_read.end(), p) ==
+            o.filesystem.deny_read.end()) {
+          o.filesystem.deny_read.push_back(p);
+        }
+        if (f["mode"] == "mask") {
+          s.notes.push_back(fmt::format(
+              "sandbox.credentials: {} is masked by being unreadable (wavebox makes no placeholder copy of a file)",
+              p));
+        }
+      }
+    }
+    if (c.contains("envVars")) {
+      for (const auto& e : c["envVars"]) {
+        (e["mode"] == "mask" ? o.mask_environment : o.deny_environment).push_back(e["name"].get<std::string>());
+      }
+    }
   }
   const json& res = sb.contains("resources") ? sb["resources"] : kEmpty;
   get_opt(res, "timeoutSeconds", o.resources.timeout_seconds);
@@ -383,7 +633,7 @@ Settings convert(const json& merged) {
 
 Result<Settings> load_settings(const std::vector<SettingsSource>& sources, const std::string& home) {
   json merged = json::object();
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings, notes;
   for (const auto& src : sources) {
     const std::string& file = src.path;
     bool blank = std::all_of(src.text.begin(), src.text.end(),
@@ -411,28 +661,37 @@ Result<Settings> load_settings(const std::vector<SettingsSource>& sources, const
       return make_error(ErrorKind::kSettings,
                         fmt::format("{}: the top level must be a JSON object, got {}", file, json_kind(doc)));
     }
-    // A "sandbox" key spelled otherwise would read as no sandbox at all: refused, with the fix.
+    // A "sandbox" or "permissions" key spelled otherwise would read as no sandbox, or no rules,
+    // at all: refused, with the fix.
     for (const auto& [key, value] : doc.items()) {
-      std::string lower = key;
-      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      if (key != "sandbox" && (lower == "sandbox" || lower == "sand_box" || lower == "sand-box")) {
-        return make_error(ErrorKind::kSettings,
-                          fmt::format("{}: unknown key \"{}\": the section is spelled \"sandbox\"", file, key));
+      for (const char* section : {"sandbox", "permissions"}) {
+        if (key != section && (near(key, section, false) || lowered(key) == "sand_box" || lowered(key) == "sand-box")) {
+          return make_error(ErrorKind::kSettings,
+                            fmt::format("{}: unknown key \"{}\": the section is spelled \"{}\"", file, key, section));
+        }
       }
     }
-    // srt's own format (what users migrate from): its keys at the top level, the sandbox on.
-    // Read as {"sandbox": {"enabled": true, ...}}.
+    for (const char* section : {"sandbox", "permissions"}) {
+      if (doc.contains(section)) strip_nulls(doc[section]);
+    }
+    // srt's own format (what users migrate from): its keys at the top level, the sandbox on, its
+    // relative paths against the working directory (as srt resolves them). Read as
+    // {"sandbox": {"enabled": true, ...}}.
+    bool srt = false;
     if (!doc.contains("sandbox") && (doc.contains("filesystem") || doc.contains("network"))) {
+      srt = true;
       json sb = json::object();
       sb["enabled"] = true;
-      for (const char* k : {"filesystem", "network", "ignoreViolations", "enableWeakerNestedSandbox"}) {
+      for (const char* k : {"filesystem", "network", "credentials", "ignoreViolations", "enableWeakerNestedSandbox",
+                            "enableWeakerNetworkIsolation", "allowAppleEvents", "ripgrep", "bwrapPath", "socatPath"}) {
         if (doc.contains(k)) {
           sb[k] = doc[k];
           doc.erase(k);
         }
       }
+      strip_nulls(sb);
       doc["sandbox"] = std::move(sb);
-      warnings.push_back(fmt::format("{}: read as sandbox-runtime (srt) settings: the sandbox is on", file));
+      notes.push_back(fmt::format("{}: read as sandbox-runtime (srt) settings: the sandbox is on", file));
     }
     if (doc.contains("sandbox")) {
       if (!doc["sandbox"].is_object()) {
@@ -451,6 +710,18 @@ Result<Settings> load_settings(const std::vector<SettingsSource>& sources, const
       for (const char* k : {"allow", "deny", "ask"}) {
         if (doc["permissions"].contains(k)) only[k] = doc["permissions"][k];
       }
+      // Other permissions keys are the host agent's (defaultMode, additionalDirectories, ...);
+      // one that is a misspelled rule list is not.
+      for (const auto& [k, v] : doc["permissions"].items()) {
+        if (only.contains(k)) continue;
+        for (const char* list : {"allow", "deny", "ask"}) {
+          if (lowered(k) == list || (k.size() <= 6 && distance(k, list) <= 1)) {
+            return make_error(
+                ErrorKind::kSettings,
+                fmt::format("{}: unknown key \"permissions.{}\": did you mean \"permissions.{}\"?", file, k, list));
+          }
+        }
+      }
       std::vector<std::string> ignored;  // other permissions keys belong to the host agent
       auto st = validate(only, kPermissionFields, "permissions", file, ignored);
       if (!st) return st.error();
@@ -463,6 +734,7 @@ Result<Settings> load_settings(const std::vector<SettingsSource>& sources, const
     const bool project_file = (claude || paths::basename(dir) == ".wave") && dir != paths::join(home, ".claude") &&
                               dir != paths::join(home, ".wave");
     if (project_file) dir = paths::parent(dir);
+    if (srt && !src.cwd.empty()) dir = src.cwd;
     json kept = json::object();
     if (doc.contains("sandbox")) {
       kept["sandbox"] = doc["sandbox"];
@@ -478,6 +750,11 @@ Result<Settings> load_settings(const std::vector<SettingsSource>& sources, const
       for (const char* k : {"bwrapPath", "auditLog"}) {
         if (sb.contains(k) && sb[k].is_string()) sb[k] = paths::resolve(sb[k].get<std::string>(), home, dir);
       }
+      if (sb.contains("credentials") && sb["credentials"].contains("files")) {
+        for (auto& f : sb["credentials"]["files"]) {
+          f["path"] = without_tree_glob(paths::resolve(f["path"].get<std::string>(), home, dir));
+        }
+      }
     }
     if (doc.contains("permissions")) {
       for (const char* k : {"allow", "deny", "ask"}) {
@@ -492,6 +769,7 @@ Result<Settings> load_settings(const std::vector<SettingsSource>& sources, const
   Settings s = convert(merged);
   warnings.insert(warnings.end(), s.warnings.begin(), s.warnings.end());
   s.warnings = std::move(warnings);
+  s.notes.insert(s.notes.end(), notes.begin(), notes.end());
   return s;
 }
 
@@ -516,13 +794,20 @@ std::vector<SettingsKey> settings_keys() {
         return "array";
       case Type::kIgnoreMap:
       case Type::kObject:
+      case Type::kCredentials:
         return "object";
+      case Type::kNotApplicable:
+      case Type::kRefused:
+        return "";
     }
     return "?";
   };
   std::function<void(const std::string&, const std::vector<Field>&)> walk = [&](const std::string& prefix,
                                                                                 const std::vector<Field>& fields) {
     for (const auto& f : fields) {
+      // Keys of other platforms or tools that do nothing here, or are refused, are in the man
+      // page's table of such keys, not in the schema.
+      if (f.type == Type::kNotApplicable || f.type == Type::kRefused) continue;
       out.push_back({prefix + f.name, kind(f.type)});
       if (f.children) walk(prefix + f.name + ".", *f.children);
     }

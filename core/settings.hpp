@@ -56,6 +56,10 @@ struct SandboxSettings {
   std::optional<std::string> audit_log;  // sandbox.auditLog: one JSON line per run, appended
   // Credential variables (core/secrets.hpp) that reach the command anyway: names or PREFIX*.
   std::vector<std::string> pass_environment;
+  // sandbox.credentials envVars: removed from the command's environment, or replaced by a
+  // placeholder (whatever passEnvironment or the mode say).
+  std::vector<std::string> deny_environment;
+  std::vector<std::string> mask_environment;
   Mode mode = Mode::kCompat;
   ResourceSettings resources;
 };
@@ -69,13 +73,16 @@ struct PermissionRules {
 struct SettingsSource {
   std::string path;  // absolute path of the file, for messages and FS-4 protection
   std::string text;  // its contents
+  std::string cwd;   // the working directory: where an srt file's relative paths resolve (srt's way)
 };
 
 struct Settings {
   SandboxSettings sandbox;
   PermissionRules permissions;
   std::vector<std::string> warnings;  // unknown keys etc., to print once
+  std::vector<std::string> notes;     // said under -v and by doctor only (the srt format, ...)
   bool builtin_default = false;       // no file was found: the built-in default profile
+  bool sandbox_section = false;       // some file had a "sandbox" section (or was srt's format)
 };
 
 // Parses, validates and merges the sources in order (later wins). Relative filesystem paths and

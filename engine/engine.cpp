@@ -267,7 +267,8 @@ Status plan_linux(Internal& in, const sys::StateDir& state, const sys::BwrapInfo
   for (const auto& w : run.policy.warnings) req.log->warn(w);
   std::vector<std::string> pass = s.sandbox.pass_environment;
   pass.insert(pass.end(), req.pass_env.begin(), req.pass_env.end());
-  run.env = sandbox_env(req.env, ctx.tmpdir, ctx.cache_dir, pass, s.sandbox.mode == Mode::kPermissive, *req.log);
+  run.env =
+      sandbox_env(req.env, ctx.tmpdir, ctx.cache_dir, pass, s.sandbox.mode == Mode::kPermissive, *req.log, &s.sandbox);
   run.exe = WB_TRY(find_command(req.argv, req.cwd, run.env));
   if (run.policy.strict) {
     // Mode strict: the system trees, the command itself (wherever it was found) and the shim
@@ -403,6 +404,7 @@ Result<Prepared> prepare(RunRequest request) {
     return make_error(ErrorKind::kUsage, "a NUL byte in the command, its environment or a path");
   }
   for (const auto& w : s.warnings) log.warn(w);
+  for (const auto& n : s.notes) log.info(n);
   log.timing("settings loaded");
   const bool wanted = s.sandbox.enabled && !req.disable_sandbox;
   if (wanted && !req.plan_only) WB_TRY(check_stdio(req));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "core/paths.hpp"
@@ -17,7 +18,7 @@ namespace wb::engine {
 // caller named in the environment is kept (then it is writable only if the policy says so).
 std::vector<std::string> sandbox_env(const std::vector<std::string>& caller, const std::string& tmpdir,
                                      const std::string& caches, const std::vector<std::string>& pass, bool pass_all,
-                                     const Logger& log) {
+                                     const Logger& log, const SandboxSettings* credentials) {
   std::vector<std::string> env;
   // One set of caches per workspace, writable by that workspace's runs only: what a hostile
   // run leaves in a cache reaches only later installs of the same workspace (which it could
@@ -56,6 +57,17 @@ std::vector<std::string> sandbox_env(const std::vector<std::string>& caller, con
           "credential variables kept out of the sandbox (pass one with --pass-env NAME or "
           "sandbox.passEnvironment): " +
           names);
+    }
+  }
+  if (credentials) {
+    // sandbox.credentials: the user named these; no mode or passEnvironment brings them back.
+    auto named = [](const std::vector<std::string>& names, const std::string& kv) {
+      const std::string k = kv.substr(0, kv.find('='));
+      return std::find(names.begin(), names.end(), k) != names.end();
+    };
+    std::erase_if(env, [&](const std::string& kv) { return named(credentials->deny_environment, kv); });
+    for (auto& kv : env) {
+      if (named(credentials->mask_environment, kv)) kv = kv.substr(0, kv.find('=') + 1) + "wavebox-masked-credential";
     }
   }
   return env;

@@ -129,7 +129,7 @@ Result<MacRun> plan_macos(const RunRequest& req) {
   }
   std::vector<std::string> pass = s.sandbox.pass_environment;
   pass.insert(pass.end(), req.pass_env.begin(), req.pass_env.end());
-  m.env = sandbox_env(req.env, m.tmpdir, m.cache_dir, pass, s.sandbox.mode == Mode::kPermissive, *req.log);
+  m.env = sandbox_env(req.env, m.tmpdir, m.cache_dir, pass, s.sandbox.mode == Mode::kPermissive, *req.log, &s.sandbox);
   auto found = find_command(req.argv, req.cwd, m.env);
   if (found.ok()) {
     m.exe = *found;

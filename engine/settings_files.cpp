@@ -236,7 +236,11 @@ Result<LoadedSettings> load_run_settings(const std::string& home, const std::str
       h = fnv1a(text, h);
       mine.push_back({"(session settings)", std::move(text)});
     }
+    for (auto& src : mine) src.cwd = cwd;
     out.settings = WB_TRY(load_settings(mine, home));
+    // Settings a caller hands over that say nothing of the sandbox mean what they mean in Claude
+    // Code: no sandbox, the command as without wavebox (a host wraps every command this way).
+    if (!out.settings.sandbox_section) out.settings.sandbox.enabled = false;
     out.text_digest = fmt::format("{:016x}", h);
     return out;
   }

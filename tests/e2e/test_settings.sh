@@ -88,7 +88,9 @@ mkdir -p "$HOME/.ssh"; echo PRIVATE-KEY > "$HOME/.ssh/id_rsa"
 printf '{"filesystem":{"denyRead":["~/.ssh"]},"network":{"allowedDomains":["example.com"]}}' > "$SCRATCH/srt.json"
 wb run --settings "$SCRATCH/srt.json" -- cat "$HOME/.ssh/id_rsa"
 check "srt's format: sandboxed (the key stays unreadable)" bash -c '! grep -q PRIVATE-KEY <<<"$0"' "$OUT"
-check "srt's format: said so" grep -q "srt" <<<"$OUT"
+check "srt's format: quiet by default" bash -c '! grep -q "srt" <<<"$0"' "$OUT"
+wb run -v --settings "$SCRATCH/srt.json" -- true
+check "srt's format: said under -v" grep -q "srt" <<<"$OUT"
 printf '{"sandBox":{"enabled":true}}' > "$SCRATCH/mis.json"
 rm -f "$marker"; wb run --settings "$SCRATCH/mis.json" -- touch "$marker"
 check "a misspelled sandbox section: exit 125" [ "$RC" -eq 125 ]

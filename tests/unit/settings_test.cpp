@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "core/rules.hpp"
+
 using namespace wb;
 
 namespace {
@@ -38,10 +40,71 @@ TEST_CASE("a wrong type names the key path") {
 }
 
 TEST_CASE("unknown keys inside sandbox warn by name; other top-level keys are ignored") {
-  auto r = load1(R"({"model":"x","sandbox":{"enabled":true,"filesytem":{}}})");
+  auto r = load1(R"({"model":"x","sandbox":{"enabled":true,"colour":"blue"}})");
   REQUIRE(r.ok());
   REQUIRE(r->warnings.size() == 1);
-  CHECK_THAT(r->warnings[0], Catch::Contains("sandbox.filesytem"));
+  CHECK_THAT(r->warnings[0], Catch::Contains("sandbox.colour"));
+}
+
+TEST_CASE("a near miss of a restriction refuses the run, naming the key meant") {
+  for (const char* text :
+       {R"J({"sandbox":{"enabled":true,"filesytem":{}}})J",
+        R"J({"sandbox":{"enabled":true,"allowedDomains":["a.com"]}})J",
+        R"J({"sandbox":{"enabled":true,"network":{"allowedHosts":["a.com"]}}})J",
+        R"J({"sandbox":{"enabled":true,"network":{"alowedDomains":["a.com"]}}})J",
+        R"J({"sandbox":{"enabled":true,"filesystem":{"denyread":["/x"]}}})J",
+        R"J({"permisions":{"deny":["Bash(rm:*)"]}})J", R"J({"permissions":{"denny":["Bash(rm:*)"]}})J"}) {
+    auto r = load1(text);
+    INFO(text);
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message, Catch::Contains("did you mean") || Catch::Contains("is spelled"));
+  }
+  auto w = load1(R"J({"sandbox":{"enabled":true,"network":{"allowUnixSocket":["/x"]}}})J");
+  REQUIRE(w.ok());  // a widening key misspelled only warns, with the key meant
+  CHECK_THAT(w->warnings.at(0), Catch::Contains("did you mean \"sandbox.network.allowUnixSockets\""));
+}
+
+TEST_CASE("Claude Code's and srt's files as they are written") {
+  // null means not set; Claude Code's approval modes; keys of other platforms are known.
+  auto r = load1(R"J({"sandbox":{"enabled":true,"network":{"httpProxyPort":null,"socksProxyPort":null,
+    "allowMachLookup":["com.apple.x"]},"mode":"regular","allowAppleEvents":false,"enableWeakerNetworkIsolation":true}})J");
+  REQUIRE(r.ok());
+  CHECK(r->warnings.empty());
+  CHECK_FALSE(r->sandbox.network.http_proxy_port.has_value());
+  CHECK(r->sandbox.mode == Mode::kCompat);
+  CHECK_FALSE(r->sandbox.auto_allow_bash_if_sandboxed);
+  auto a = load1(R"J({"sandbox":{"enabled":true,"mode":"auto-allow"}})J");
+  REQUIRE(a.ok());
+  CHECK(a->sandbox.auto_allow_bash_if_sandboxed);
+  // credentials: denied files become unreadable, variables denied or masked; injection refused.
+  auto c = load1(R"J({"sandbox":{"enabled":true,"credentials":{"files":[{"path":"~/.npmrc","mode":"deny"},
+    {"path":"./token","mode":"mask"}],"envVars":[{"name":"GH_TOKEN","mode":"deny"},{"name":"NPM_TOKEN","mode":"mask"}]}}})J");
+  REQUIRE(c.ok());
+  CHECK(c->sandbox.filesystem.deny_read == std::vector<std::string>{"/home/u/.npmrc", "/proj/token"});
+  CHECK(c->sandbox.deny_environment == std::vector<std::string>{"GH_TOKEN"});
+  CHECK(c->sandbox.mask_environment == std::vector<std::string>{"NPM_TOKEN"});
+  auto inj = load1(
+      R"J({"sandbox":{"enabled":true,"credentials":{"envVars":[{"name":"T","mode":"mask","injectHosts":["api.x.com"]}]}}})J");
+  REQUIRE_FALSE(inj.ok());
+  CHECK_THAT(inj.error().message, Catch::Contains("injectHosts"));
+  auto mitm = load1(R"J({"network":{"allowedDomains":[],"mitmProxy":{"socketPath":"/s","domains":["a.com"]}}})J");
+  REQUIRE_FALSE(mitm.ok());
+  // srt's relative paths resolve against the working directory, as srt resolves them.
+  auto srt = load_settings(
+      {{"/home/u/.srt-settings.json", R"J({"filesystem":{"allowWrite":["."]},"network":{}})J", "/work/p"}}, "/home/u");
+  REQUIRE(srt.ok());
+  CHECK(srt->sandbox.filesystem.allow_write == std::vector<std::string>{"/work/p"});
+  CHECK(srt->warnings.empty());  // the srt notice is said under -v only
+}
+
+TEST_CASE("excludedCommands: a bare name is the program with any arguments") {
+  auto p = parse_excluded_command("git");
+  CHECK(pattern_matches(p, "git"));
+  CHECK(pattern_matches(p, "git push origin main"));
+  CHECK_FALSE(pattern_matches(p, "gitk"));
+  CHECK(pattern_matches(parse_excluded_command("git:*"), "git push"));
+  CHECK(pattern_matches(parse_excluded_command("git *"), "git push"));
+  CHECK_FALSE(pattern_matches(parse_excluded_command("npm test"), "npm test --watch"));
 }
 
 TEST_CASE("a project file's relative paths resolve against the project (the folder holding .wave/)") {
