@@ -75,6 +75,17 @@ Availability check_availability(const Settings& s, const sys::PlatformInfo& plat
       a.unavailable = "this platform is not supported (Linux, WSL2 and macOS are)";
       return a;
   }
+  if (bwrap.path.empty() && !s.sandbox.bwrap_path) {
+    if (std::string found = sys::installed_program("bwrap"); !found.empty()) {
+      // Installed, but not root's as seen from here: the sandbox cannot start, which is no
+      // missing dependency to run unsandboxed for.
+      a.cannot_start = fmt::format(
+          "bubblewrap at \"{}\" is not owned by root as seen here (a user namespace or container that does not map "
+          "root?), so wavebox will not run it",
+          found);
+      return a;
+    }
+  }
   if (bwrap.path.empty()) {
     a.unavailable = s.sandbox.bwrap_path
                         ? fmt::format("bubblewrap not found at \"{}\" (sandbox.bwrapPath)", *s.sandbox.bwrap_path)
@@ -83,7 +94,7 @@ Availability check_availability(const Settings& s, const sys::PlatformInfo& plat
     return a;
   }
   std::string cache = state_root.empty() ? "" : state_root + "/userns-ok";
-  if (std::string why = sys::probe_userns_cached(cache); !why.empty()) a.unavailable = why;
+  if (std::string why = sys::probe_userns_cached(cache); !why.empty()) a.cannot_start = why;
   return a;
 }
 
@@ -157,6 +168,12 @@ Result<bool> decide_sandboxed(const RunRequest& req, const Availability& avail, 
                                   d.reason));
   }
   bool sandboxed = d.sandboxed;
+  if (d.sandboxed && !avail.cannot_start.empty() && !req.plan_only) {
+    return make_error(ErrorKind::kSandboxFailed,
+                      "the sandbox cannot start: " + avail.cannot_start +
+                          ". wavebox never runs a command weaker for this; allow user namespaces here, or run "
+                          "where they are allowed. The command did not run");
+  }
   if (avail.enabled_here && !avail.unavailable.empty()) {
     if (s.sandbox.fail_if_unavailable) {
       return make_error(ErrorKind::kUnavailable, "the sandbox is unavailable: " + avail.unavailable +

@@ -102,7 +102,12 @@ struct RunRequest {
 
 struct Availability {
   bool enabled_here = false;  // sandbox.enabled, and this platform is in enabledPlatforms
-  std::string unavailable;    // non-empty: why the sandbox cannot run here
+  // A missing dependency or platform (seed 000: degrade with one warning unless
+  // failIfUnavailable): why the sandbox cannot run here.
+  std::string unavailable;
+  // Everything is installed but the sandbox cannot start (user namespaces refused): never a
+  // reason to run unsandboxed (seed 000, "不为此自动降级"); the run is refused with the fix.
+  std::string cannot_start;
 };
 Availability check_availability(const Settings& s, const sys::PlatformInfo& plat, const sys::BwrapInfo& bwrap,
                                 const std::string& state_root);

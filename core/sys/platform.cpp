@@ -154,6 +154,15 @@ std::string trusted_program(const std::string& name) {
   return {};
 }
 
+std::string installed_program(const std::string& name) {
+  for (const char* dir : {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}) {
+    std::string cand = std::string(dir) + "/" + name;
+    struct stat f;
+    if (::stat(cand.c_str(), &f) == 0 && S_ISREG(f.st_mode) && ::access(cand.c_str(), X_OK) == 0) return cand;
+  }
+  return {};
+}
+
 constexpr size_t kBwrapCacheEntries = 8, kBwrapCacheBytes = 16384;
 
 BwrapInfo probe_bwrap(const std::string& explicit_path, const std::string& cache_file) {

@@ -34,6 +34,10 @@ struct BwrapInfo {
 // The program in the system's own directories (root-owned, writable by nobody else), never in
 // another PATH entry; "" when there is none.
 std::string trusted_program(const std::string& name);
+// The first of those directories holding an executable NAME, whoever owns it ("" when none): a
+// program installed but not trusted (in a user namespace that does not map root, root's files
+// belong to nobody).
+std::string installed_program(const std::string& name);
 BwrapInfo probe_bwrap(const std::string& explicit_path, const std::string& cache_file);
 
 }  // namespace wb::sys

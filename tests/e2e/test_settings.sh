@@ -132,4 +132,16 @@ check "and nothing else" [ -e "$WS/other/x" ]
 check "and says what it leaves out" grep -q 'covers the 2 path' <<<"$OUT"
 check "an allowWrite glob makes its matches writable" [ -e "$SCRATCH/outs/o1/made" ]
 check "a repository in such a match keeps its hooks protected" [ ! -e "$SCRATCH/outs/o1/.git/hooks/pre-commit" ]
+# User namespaces refused (here: user.max_user_namespaces=0 in a namespace of the test's own) is
+# a sandbox that cannot start: exit 125 naming the fix, never the command run unsandboxed.
+if unshare -Ur true 2>/dev/null; then
+  rm -f "$marker"
+  out=$(cd "$WS" && unshare -Ur sh -c 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" run -- touch "$1"' \
+        "$WAVEBOX" "$marker" 2>&1); rc=$?
+  check "user namespaces refused: exit 125" [ "$rc" -eq 125 ]
+  check "user namespaces refused: the command did not run" [ ! -e "$marker" ]
+  if is_root; then check "user namespaces refused: the reason and the fix are said" grep -q "max_user_namespaces" <<<"$out"; fi
+else
+  echo "skip: no user namespaces for the test itself"
+fi
 finish
