@@ -209,6 +209,13 @@ int main(int argc, char** argv) {
   ::prctl(PR_SET_NAME, "wavebox", 0, 0, 0);
 #endif
   wb::sys::hold_standard_fds();
+  // srt's command line: `srt ...` through a link, or `wavebox srt ...`.
+  {
+    const char* slash = std::strrchr(argv[0], '/');
+    const std::string name = slash ? slash + 1 : argv[0];
+    if (name == "srt") return wb::cli::cmd_srt(argc - 1, argv + 1);
+    if (argc > 1 && std::strcmp(argv[1], "srt") == 0) return wb::cli::cmd_srt(argc - 2, argv + 2);
+  }
   // A run's sandbox starts now, while the options and settings are read (cmd_run takes it;
   // whatever way main returns without it, --help or a bad option, drops it).
   if (argc > 1 && std::strcmp(argv[1], "run") == 0) wb::cli::start_run_early(inherited);

@@ -22,6 +22,7 @@ struct Options {
   std::string learn_file;  // where --learn=FILE writes the settings ("" : printed on stderr)
   bool approve = false;
   bool no_prompt = false;  // --no-prompt: never ask on the terminal
+  bool srt = false;        // the srt front (cli/srt.cpp): the sandbox is always on
   bool verbose = false;
   bool json = false;                         // doctor --json, wrap --json
   std::string platform;                      // wrap --platform: "" (this one), "linux", "macos"
@@ -41,6 +42,8 @@ int cmd_connect(const std::string& host, int port);
 int cmd_wrap(const Options& o);
 int cmd_doctor(const Options& o);
 int cmd_serve(const Options& o);
+// `wavebox srt ARGS` or `srt ARGS` through a link: srt's command line (argv after "srt").
+int cmd_srt(int argc, char** argv);
 // `wavebox trust [DIR]` (o.cwd: DIR), --revoke, --list.
 int cmd_trust(const Options& o, bool revoke, bool list);
 

@@ -51,6 +51,8 @@ Result<Environment> load_environment(const Options& o) {
   env.guarded_files = std::move(loaded.guarded);
   env.project_root = std::move(loaded.project_root);
   env.trusted = loaded.trusted;
+  // srt always sandboxes: no file turns it off through its front.
+  if (o.srt) env.settings.sandbox.enabled = true;
   // Per-call network (seed 003): hosts for this run only, on top of the settings' allowlist.
   for (const auto& d : o.allow_domains) {
     if (!parse_pattern(d)) {

@@ -5,7 +5,7 @@ _wavebox() {
   prev=${COMP_WORDS[COMP_CWORD-1]}
   sub=${COMP_WORDS[1]}
   if [ "$COMP_CWORD" -eq 1 ]; then
-    COMPREPLY=($(compgen -W "run wrap decide connect doctor serve trust --help --version" -- "$cur"))
+    COMPREPLY=($(compgen -W "run wrap decide connect doctor serve trust srt --help --version" -- "$cur"))
     return
   fi
   case $prev in

@@ -1,5 +1,5 @@
 # fish completion for wavebox
-set -l subs run wrap decide connect doctor serve trust
+set -l subs run wrap decide connect doctor serve trust srt
 complete -c wavebox -f -n "not __fish_seen_subcommand_from $subs" -a "$subs"
 for s in run wrap decide
   complete -c wavebox -n "__fish_seen_subcommand_from $s" -l settings -r -F -d 'settings file'
