@@ -51,8 +51,17 @@ Result<Environment> load_environment(const Options& o) {
   env.guarded_files = std::move(loaded.guarded);
   env.project_root = std::move(loaded.project_root);
   env.trusted = loaded.trusted;
-  // srt always sandboxes: no file turns it off through its front.
-  if (o.srt) env.settings.sandbox.enabled = true;
+  // srt always sandboxes, everywhere, or fails: no file turns it off, limits it to a platform,
+  // excludes a command or lets it degrade through srt's front.
+  if (o.srt) {
+    auto& sb = env.settings.sandbox;
+    sb.enabled = true;
+    sb.enabled_platforms.reset();
+    sb.filesystem.disabled = false;
+    sb.excluded_commands.clear();
+    sb.allow_unsandboxed_commands = false;
+    sb.fail_if_unavailable = true;
+  }
   // Per-call network (seed 003): hosts for this run only, on top of the settings' allowlist.
   for (const auto& d : o.allow_domains) {
     if (!parse_pattern(d)) {

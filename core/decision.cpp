@@ -21,6 +21,16 @@ std::string first_match(const std::vector<std::string>& rules, const std::vector
   return {};
 }
 
+// The forms a rule that grants may match where nothing confines the command: the subcommand as
+// written, when it names its program plainly. A path (./evil/git), a quote or escape, or an
+// assignment before it (GIT_CONFIG_PARAMETERS=..., PATH=...) runs something else than the name
+// says, so no such rule covers it.
+std::vector<std::string> literal_forms(const std::string& sub) {
+  const std::string first = sub.substr(0, sub.find(' '));
+  if (first.empty() || first.find_first_of("/='\"\\$`") != std::string::npos) return {};
+  return {sub};
+}
+
 }  // namespace
 
 Decision decide(const Settings& s, const DecisionInput& in) {
@@ -38,7 +48,7 @@ Decision decide(const Settings& s, const DecisionInput& in) {
   for (size_t i = 0; i < cands.size() && excluded_by.empty(); ++i) {
     for (const auto& pat : s.sandbox.excluded_commands) {
       auto p = parse_excluded_command(pat);
-      for (const auto& c : cands[i]) {
+      for (const auto& c : literal_forms(d.subcommands[i])) {
         if (pattern_matches(p, c)) {
           excluded_by = pat;
           break;
@@ -101,8 +111,9 @@ Decision decide(const Settings& s, const DecisionInput& in) {
   if (rule.empty() && !cands.empty() && !hidden) {
     std::string first;
     bool all = true;
-    for (const auto& c : cands) {
-      std::string m = first_match(s.permissions.allow, c);
+    for (size_t i = 0; i < cands.size(); ++i) {
+      // Unconfined, only the plain spelling counts (literal_forms); sandboxed, every spelling.
+      std::string m = first_match(s.permissions.allow, d.sandboxed ? cands[i] : literal_forms(d.subcommands[i]));
       if (m.empty()) {
         all = false;
         break;

@@ -102,8 +102,18 @@ class Parser {
     while (i_ < s_.size() && (s_[i_] == '>' || s_[i_] == '<' || s_[i_] == '|')) writes |= s_[i_++] == '>';
     if (i_ < s_.size() && s_[i_] == '(') return false;  // <(...) >(...): a command of its own
     if (i_ < s_.size() && s_[i_] == '&') {
-      ++i_;  // >&2, >&-
+      ++i_;  // >&2, >&-; anything else after >& is a file (bash's >&FILE, like &>FILE)
+      const size_t at = i_;
       while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '-')) ++i_;
+      const bool descriptor = i_ > at && (i_ == s_.size() || s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == ';' ||
+                                          s_[i_] == '|' || s_[i_] == '&' || s_[i_] == ')' || s_[i_] == '\n');
+      if (descriptor) return true;
+      i_ = at;
+      while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t')) ++i_;
+      Word target;
+      std::vector<std::string> ignored;
+      if (!read_word(target, ignored)) return false;
+      if (writes && target.text != "/dev/null") writes_file_ = true;
       return true;
     }
     while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t')) ++i_;
@@ -136,6 +146,9 @@ class Parser {
         i_ += 2;
         continue;
       }
+      // $'...' (ANSI-C quoting) ends where bash says, not at the next quote (\' is inside it):
+      // not parsed here.
+      if (c == '$' && i_ + 1 < s_.size() && s_[i_ + 1] == '\'') return false;
       if (c == '\'') {
         w.quoted = true;
         auto end = s_.find('\'', i_ + 1);
@@ -196,9 +209,11 @@ class Parser {
     return arith ? skip_balanced() : parse_list(')', out);
   }
 
+  // Arithmetic: skipped, unless a command could run inside it ($(...) or `...` within $((...))).
   bool skip_balanced() {
     int depth = 1;
     while (i_ < s_.size() && depth > 0) {
+      if (s_[i_] == '`' || (s_[i_] == '$' && i_ + 1 < s_.size() && s_[i_ + 1] == '(')) return false;
       if (s_[i_] == '(') ++depth;
       if (s_[i_] == ')') --depth;
       ++i_;

@@ -22,6 +22,13 @@ check "wavebox srt: a write outside is refused" bash -c '[ ! -e "$0/x" ] && grep
 printf '{"sandbox":{"enabled":false}}' > "$SCRATCH/off.json"
 out=$(cd "$WS" && "$SRT" -s "$SCRATCH/off.json" -c "touch $OUTSIDE/off" 2>&1)
 check "srt: a file cannot turn the sandbox off" [ ! -e "$OUTSIDE/off" ]
+for f in '{"sandbox":{"enabled":true,"enabledPlatforms":["macos"]}}' '{"sandbox":{"enabled":true,"filesystem":{"disabled":true}}}' \
+         '{"sandbox":{"enabled":true,"excludedCommands":["touch"]},"permissions":{"allow":["Bash(touch:*)"]}}' \
+         '{"network":{"allowedDomains":[]},"filesystem":{"denyRead":[]},"bwrapPath":"/nonexistent/bwrap"}'; do
+  printf '%s' "$f" > "$SCRATCH/f.json"; rm -f "$OUTSIDE/f"
+  out=$(cd "$WS" && "$SRT" -s "$SCRATCH/f.json" -c "touch $OUTSIDE/f" 2>&1)
+  check "srt: never unsandboxed ($f)" [ ! -e "$OUTSIDE/f" ]
+done
 # What it cannot honour is refused, and the command does not run.
 out=$(cd "$WS" && "$SRT" --control-fd 3 -c "touch $OUTSIDE/cfd" 3</dev/null 2>&1); rc=$?
 check "srt --control-fd: refused with the reason" bash -c '[ "$0" -eq 125 ] && [ ! -e "$1/cfd" ] && grep -q "control-fd" <<<"$2"' "$rc" "$OUTSIDE" "$out"
