@@ -312,10 +312,10 @@ void add_observed(Recipe& recipe) {
     add("open", {SCMP_CMP64(1, SCMP_CMP_MASKED_EQ, flag, flag)});
     add("openat", {SCMP_CMP64(2, SCMP_CMP_MASKED_EQ, flag, flag)});
   }
-  for (const char* s :
-       {"creat",    "mkdir",  "mkdirat", "rmdir",     "unlink", "unlinkat", "rename", "renameat", "renameat2",
-        "link",     "linkat", "symlink", "symlinkat", "chmod",  "fchmodat", "chown",  "lchown",   "fchownat",
-        "truncate", "mknod",  "mknodat", "connect",   "chdir",  "fchdir",   "umask",  "bind"}) {
+  for (const char* s : {"creat",    "mkdir",     "mkdirat", "rmdir",    "unlink",   "unlinkat",  "rename",
+                        "renameat", "renameat2", "link",    "linkat",   "symlink",  "symlinkat", "chmod",
+                        "fchmodat", "chown",     "lchown",  "fchownat", "truncate", "mknod",     "mknodat",
+                        "connect",  "chdir",     "fchdir",  "umask",    "bind",     "ftruncate", "fallocate"}) {
     add(s, {});
   }
   // utimensat with a NULL path is futimens(2) on a descriptor (tar does it for every file it

@@ -167,6 +167,9 @@ class Supervisor {
   // The late guard a path lies in (or, with ancestors, one that lies below it), or nullptr.
   const Late* late_guard(const std::string& path, bool ancestors) const;
   Performed late_target(pid_t pid, int nr, const unsigned long long* a);
+  // ftruncate and fallocate on a descriptor: a file outside the writable set (the caller's own
+  // `>> log` handed in as stdout) or under a late guard is refused; the rest is continued.
+  Performed fd_write(pid_t pid, const unsigned long long* a);
   Performed carry_out(pid_t pid, int nr, const unsigned long long* a, const Parent& p, Performed r, int target,
                       bool removes_dir);
   bool refuse_link_source(Performed& r, const std::string& from);

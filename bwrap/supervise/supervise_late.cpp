@@ -35,6 +35,28 @@ const Supervisor::Late* Supervisor::late_guard(const std::string& path, bool anc
 // guard's mount may be gone: the host replaced the file), and the call carried out here on what
 // was checked. Continued to the kernel instead, its second lookup of the caller's path could
 // meet another file (a thread swapping a link meanwhile).
+Performed Supervisor::fd_write(pid_t pid, const unsigned long long* a) {
+  sys::Fd pidfd(task_pidfd(pid));
+  sys::Fd held(pidfd.valid() ? static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), static_cast<int>(a[0]), 0))
+                             : -1);
+  if (!held.valid()) return {};  // the kernel answers for a descriptor that is not there
+  struct stat st;
+  if (::fstat(held.get(), &st) != 0 || !S_ISREG(st.st_mode)) return {};
+  const std::string path = fd_path(held.get());
+  if (path.empty() || path[0] != '/') return {};
+  Performed r;
+  r.path = path;
+  if (const Late* l = late_guard(path, false)) {
+    r = failed(r, EROFS);
+    r.refused = l->why;
+    return r;
+  }
+  // Written through the caller's own descriptor, it is still a file the policy does not make
+  // writable: its size is not the command's to change (a `>> log` truncated to nothing).
+  if (!writable_(path)) return failed(r, EPERM);
+  return {};
+}
+
 Performed Supervisor::late_target(pid_t pid, int nr, const unsigned long long* a) {
   long long dirfd = AT_FDCWD;
   unsigned long long addr = a[0];

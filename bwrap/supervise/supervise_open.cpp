@@ -56,13 +56,23 @@ Performed Supervisor::reopen_own_fd(pid_t pid, int n, int flags, const std::stri
   // Reported as the file the descriptor is (what the command wrote to, whatever it called it).
   const std::string file = fd_path(held.get());
   if (!file.empty() && file[0] == '/') r.path = file;
-  int held_mode = ::fcntl(held.get(), F_GETFL) & O_ACCMODE;
+  const int held_flags = ::fcntl(held.get(), F_GETFL);
+  const int held_mode = held_flags & O_ACCMODE;
   if ((flags & O_ACCMODE) != O_RDONLY && held_mode != O_WRONLY && held_mode != O_RDWR) {
     r.refused = fmt::format("through {}, a descriptor opened read-only", path);
     return with_error(r, EACCES);
   }
+  // Opened again, a file the policy does not make writable (the caller's `>> log` as stdout)
+  // keeps what the caller gave: appending stays appending, and it is never truncated.
+  struct stat st;
+  int extra = 0;
+  if ((flags & O_ACCMODE) != O_RDONLY && ::fstat(held.get(), &st) == 0 && S_ISREG(st.st_mode) && !file.empty() &&
+      !writable_(file)) {
+    if (flags & O_TRUNC) return with_error(r, EPERM);
+    if (held_flags & O_APPEND) extra = O_APPEND;
+  }
   int fd = ::open(fmt::format("/proc/self/fd/{}", held.get()).c_str(),
-                  (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+                  (flags & ~(O_CREAT | O_EXCL | O_NOFOLLOW)) | extra | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return with_error(r, errno);
   if (!(flags & O_NONBLOCK)) (void)::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   r.fd = fd;
