@@ -136,7 +136,14 @@ Status Planner::writable_roots() {
     PathFact f = WB_TRY(fact(w.path));
     WB_TRY(planted_link(w, f));
     if (f.kind == PathKind::kMissing) {
-      if (!w.optional) plan_.warnings.push_back(fmt::format("writable path \"{}\" does not exist; skipped", w.path));
+      // One inside another writable root (a build directory of the workspace not made yet) is
+      // writable all the same: nothing to say on every run.
+      const bool covered = std::any_of(policy_.writable.begin(), policy_.writable.end(), [&](const WritableRoot& o) {
+        return o.path != w.path && paths::is_within(w.path, o.path);
+      });
+      if (!w.optional && !covered) {
+        plan_.warnings.push_back(fmt::format("writable path \"{}\" does not exist; skipped", w.path));
+      }
       continue;
     }
     if (std::find(rw_.begin(), rw_.end(), f.real) == rw_.end()) rw_.push_back(f.real);

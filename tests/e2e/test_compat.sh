@@ -71,4 +71,8 @@ echo "token-value" > "$HOME/.my-token"
 printf '{"sandbox":{"enabled":true,"credentials":{"files":[{"path":"~/.my-token","mode":"mask"}]}}}' > "$SCRATCH/credf.json"
 wb run --settings "$SCRATCH/credf.json" -- cat "$HOME/.my-token"
 check "credentials: a masked file is unreadable" bash -c '! grep -q token-value <<<"$0"' "$OUT"
+# Quiet by default: a writable path inside the workspace not made yet is no news on every run.
+printf '{"sandbox":{"enabled":true,"filesystem":{"allowWrite":["%s/build/out"]}}}' "$WS" > "$SCRATCH/quiet.json"
+wb run --settings "$SCRATCH/quiet.json" -- true
+check "an allowWrite path inside the workspace, not there yet: nothing said" [ -z "$OUT" ]
 finish
