@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <set>
 
 #include "core/hash.hpp"
@@ -45,9 +46,10 @@ struct Libseccomp {
 Result<const Libseccomp*> libseccomp() {
   static Libseccomp lib;
   static std::string error;
-  static bool tried = false;
-  if (!tried) {
-    tried = true;
+  static std::once_flag tried;
+  // Once, whichever thread comes first (two serve sessions compiling their first filter at once
+  // must not both load it, nor one read it half set up).
+  std::call_once(tried, [] {
     // By absolute path: a bare name is looked up along LD_LIBRARY_PATH first, where an empty
     // element means the current directory (the workspace, which the sandbox writes).
     void* h = nullptr;
@@ -79,7 +81,7 @@ Result<const Libseccomp*> libseccomp() {
         error = "a libseccomp function is missing";
       }
     }
-  }
+  });
   if (!error.empty()) {
     return make_error(ErrorKind::kSandboxFailed,
                       "seccomp filter: libseccomp.so.2 cannot be loaded (install libseccomp2): " + error);
@@ -225,6 +227,10 @@ Status compile(const Recipe& recipe, int fd, const std::string& cache_dir) {
     }
   }
   const Libseccomp* lib = WB_TRY(libseccomp());
+  // One compilation at a time in this process: libseccomp's own tables are shared, and a cache
+  // miss is rare (once per rule set and library).
+  static std::mutex compiling;
+  std::lock_guard<std::mutex> one(compiling);
   struct CtxDeleter {
     const Libseccomp* lib;
     void operator()(void* c) const { lib->release(static_cast<scmp_filter_ctx>(c)); }

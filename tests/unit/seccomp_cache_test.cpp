@@ -9,6 +9,8 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "bwrap/launch/seccomp.hpp"
 #include "core/sys/fs.hpp"
@@ -105,4 +107,26 @@ TEST_CASE("seccomp: a cached program is the compiled one, used when present, rep
 
   for (const auto& f : files(dir)) ::unlink((dir + "/" + f).c_str());
   ::rmdir(dir.c_str());
+}
+
+TEST_CASE("seccomp: first compilations on several threads at once all succeed, byte for byte") {
+  auto rules = seccomp_rules({false});
+  sys::Fd ref(::memfd_create("ref", MFD_CLOEXEC));
+  REQUIRE(compile_seccomp(rules, ref.get()).ok());
+  const std::string want = contents(ref.get());
+  std::vector<std::string> got(6);
+  std::vector<int> ok(6, 0);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < got.size(); ++i) {
+    threads.emplace_back([&, i] {
+      sys::Fd fd(::memfd_create("t", MFD_CLOEXEC));
+      ok[i] = compile_seccomp(rules, fd.get()).ok();
+      got[i] = contents(fd.get());
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (size_t i = 0; i < got.size(); ++i) {
+    CHECK(ok[i]);
+    CHECK(got[i] == want);
+  }
 }
