@@ -154,6 +154,12 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
       add_guard(p.deny_read, {path, t, false});
     }
   }
+  if (s.mode != Mode::kPermissive) {
+    // The system's password hashes: unreadable to a root caller too, in every mode but permissive.
+    for (const char* f : {"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-"}) {
+      add_guard(p.deny_read, {f, LeafType::kFile, false});
+    }
+  }
   for (const auto& d : s.filesystem.deny_read) add_guard(p.deny_read, {d, guess_type(d), true});
   p.allow_read = s.filesystem.allow_read;
 

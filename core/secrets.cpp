@@ -66,22 +66,51 @@ bool is_credential_variable(const std::string& raw) {
       "STRIPE_API_KEY",
       "SENTRY_AUTH_TOKEN",
       "CODECOV_TOKEN",
+      "GITHUB_PAT",
+      "SECRET_KEY",       // Django, Flask
+      "SECRET_KEY_BASE",  // Rails
+      "ANSIBLE_VAULT_PASSWORD_FILE",
+      "DOCKER_PASSWORD",
+      "NETRC",
   };
   for (const char* e : kExact) {
     if (n == e) return true;
   }
   if (n.rfind("OP_SESSION_", 0) == 0) return true;
+  // Terraform's per-host tokens (TF_TOKEN_app_terraform_io); npm's per-registry settings
+  // (npm_config_//registry.example/:_authToken, :_auth, :_password).
+  if (n.rfind("TF_TOKEN_", 0) == 0) return true;
+  if (n.rfind("NPM_CONFIG_", 0) == 0 &&
+      (ends_with(n, "_AUTHTOKEN") || ends_with(n, ":_AUTH") || ends_with(n, "_PASSWORD") || ends_with(n, "_AUTH")))
+    return true;
+  // A key of something, except what is public by nature (a public key, a key's id).
+  if (ends_with(n, "_KEY") && !ends_with(n, "_PUBLIC_KEY") && !ends_with(n, "_PUB_KEY")) return true;
   static const char* const kSuffixes[] = {
       "_TOKEN",         "_SECRET",        "_SECRET_KEY",    "_SECRET_ACCESS_KEY",
       "_API_KEY",       "_APIKEY",        "_ACCESS_KEY",    "_PASSWORD",
       "_PASSWD",        "_PASS",          "_PRIVATE_KEY",   "_CREDENTIALS",
       "_AUTH_TOKEN",    "_CLIENT_SECRET", "_SESSION_TOKEN", "_ACCESS_TOKEN",
-      "_REFRESH_TOKEN", "_WEBHOOK_URL",   "_DSN",
+      "_REFRESH_TOKEN", "_WEBHOOK_URL",   "_DSN",           "_PAT",
+      "_PASSPHRASE",    "_SECRET_TOKEN",  "_KEYFILE",       "_SIGNING_KEY",
   };
   for (const char* s : kSuffixes) {
     if (ends_with(n, s)) return true;
   }
   return n == "TOKEN" || n == "SECRET" || n == "PASSWORD" || n == "API_KEY" || n == "APIKEY";
+}
+
+bool is_credential_value(const std::string& value) {
+  // A URL with a password in it (postgres://user:secret@db/x, https://user:token@git.example):
+  // scheme "://" user ":" password "@", all before the first "/" after the scheme.
+  const size_t scheme = value.find("://");
+  if (scheme == std::string::npos || scheme == 0) return false;
+  const size_t start = scheme + 3;
+  const size_t end = value.find_first_of("/?#", start);
+  const std::string authority = value.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  const size_t at = authority.rfind('@');
+  if (at == std::string::npos) return false;
+  const size_t colon = authority.find(':');
+  return colon != std::string::npos && colon < at && colon + 1 < at;
 }
 
 std::vector<std::string> without_credentials(const std::vector<std::string>& env, const std::vector<std::string>& pass,
@@ -94,7 +123,10 @@ std::vector<std::string> without_credentials(const std::vector<std::string>& env
       if (!p.empty() && p.back() == '*') return name.rfind(p.substr(0, p.size() - 1), 0) == 0;
       return p == name;
     });
-    if (!passed && is_credential_variable(name)) {
+    const size_t eq = kv.find('=');
+    const bool secret =
+        is_credential_variable(name) || (eq != std::string::npos && is_credential_value(kv.substr(eq + 1)));
+    if (!passed && secret) {
       if (removed) removed->push_back(name);
       continue;
     }

@@ -866,6 +866,25 @@ const std::vector<std::string>& sensitive_home_paths() {
       ".mysql_history",
       ".node_repl_history",
       ".lesshst",
+      // Cloud and storage tools' keys, build tools' server passwords, editors' and browsers' tokens
+      // and cookies, more shells' histories.
+      ".s3cfg",
+      ".boto",
+      ".config/rclone",
+      ".m2/settings.xml",
+      ".m2/settings-security.xml",
+      ".gradle/gradle.properties",
+      ".config/github-copilot",
+      ".mozilla",
+      ".config/google-chrome",
+      ".config/chromium",
+      ".config/BraveSoftware",
+      "Library/Application Support/Google/Chrome",  // macOS
+      "Library/Application Support/Firefox",        // macOS
+      ".local/share/fish/fish_history",
+      ".local/share/atuin",
+      ".histfile",
+      ".sh_history",
   };
   return k;
 }

@@ -93,4 +93,15 @@ check "compat keeps both out" bash -c '! grep -q "PRIVATE KEY" <<<"$0" && grep -
 check "compat: no permissive warning" bash -c '! grep -q permissive <<<"$0"' "$OUT"
 unset GITHUB_TOKEN
 check "permissive keeps: hooks still protected" [ ! -e "$WS/.git/hooks/pre-push" ]
+# Secrets by default: the system's password hashes (a root caller could read them), common token
+# variables, and a password inside a URL, in compat and strict alike.
+printf '{"sandbox":{"enabled":true,"mode":"strict"}}' > "$SCRATCH/strict-secrets.json"
+for settings in "" "--settings $SCRATCH/strict-secrets.json"; do
+  # shellcheck disable=SC2086
+  GITHUB_PAT=ghp_modes_pat TF_TOKEN_app_terraform_io=tf_modes DATABASE_URL=postgres://u:pw_modes@db/x \
+    wb run $settings -- sh -c 'cat /etc/shadow 2>&1 | head -1; env'
+  check "secrets ${settings:+(strict)}: /etc/shadow unreadable" bash -c '! grep -q "^root:" <<<"$0"' "$OUT"
+  check "secrets ${settings:+(strict)}: token variables and URL passwords kept out" \
+    bash -c '! grep -qE "ghp_modes_pat|tf_modes|pw_modes" <<<"$0"' "$OUT"
+done
 finish
