@@ -1,7 +1,10 @@
 #pragma once
-// The observer's outside half: receives the seccomp user-notification listener from
-// wavebox-shim, reads what each notified call meant (path, or address for connect), always lets
-// the kernel carry the call out, and records the calls the plan refuses as violations.
+// The notification loop of a run: receives the seccomp user-notification listener from
+// wavebox-shim and answers every notified call. Creating calls (open with O_CREAT or write intent,
+// mkdir, mknod, symlink, link, rename, bind), truncation and resizing of a descriptor are handed
+// to the Supervisor (supervise.hpp), which performs or refuses them; the rest (unlink, chmod, a
+// connect to an address) the kernel carries out after a check of their targets. Every refusal
+// becomes a Violation (core/violations.hpp).
 #include <linux/seccomp.h>
 #include <sys/types.h>
 
