@@ -465,7 +465,8 @@ json Server::session_open(const json& p) {
   }
   prepare_next(s->id, true);
   refresh_others(s->id);
-  return {{"sessionId", s->id}, {"policyId", s->policy->policy_id}};
+  // Warnings go to the client, which shows them to its user (the server's stderr is nobody's).
+  return {{"sessionId", s->id}, {"policyId", s->policy->policy_id}, {"warnings", s->policy->settings.warnings}};
 }
 
 // The session's next commands get the new policy; running ones keep theirs; no other session
@@ -491,7 +492,7 @@ json Server::session_update(const json& p) {
   }
   standbys_.drop(s->id, old);  // a command still running under the old one prepares nothing for it
   prepare_next(s->id);
-  return {{"policyId", id}};
+  return {{"policyId", id}, {"warnings", s->policy->settings.warnings}};
 }
 
 json Server::session_close(const json& p) {

@@ -222,7 +222,8 @@ def main():
         proj = ws["H"]
         os.makedirs(os.path.join(proj, ".claude"))
         json.dump({"sandbox": {"enabled": False}}, open(os.path.join(proj, ".claude", "settings.json"), "w"))
-        srv.result("session/open", {"sessionId": "U", "cwd": proj})
+        opened = srv.result("session/open", {"sessionId": "U", "cwd": proj})
+        check("the ignored widening is said to the client", any("sandbox.enabled" in w for w in opened.get("warnings", [])))
         r = srv.call("command/exec", {"sessionId": "U", "commandLine": "echo sandbox=${WAVEBOX_SANDBOX:-0}"})
         check("a discovered project file cannot turn the sandbox off", "sandbox=1" in out(r.get("result", {})))
         srv.result("session/close", {"sessionId": "U"})
