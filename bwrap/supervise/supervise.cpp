@@ -358,10 +358,6 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
       NoCapsScope no_caps;
       return unix_bind(pid, a);
     }
-    case SYS_chmod:
-    case SYS_fchmodat:
-      if (Performed r = check_chmod(nr == SYS_chmod ? a[1] : a[2]); r.handled) return r;
-      [[fallthrough]];  // then as the other calls the kernel carries out
     case SYS_ftruncate:
     case SYS_fallocate: {
       listener_ = listener;
@@ -369,6 +365,10 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
       NoCapsScope no_caps;
       return fd_write(pid, a);
     }
+    case SYS_chmod:
+    case SYS_fchmodat:
+      if (Performed r = check_chmod(nr == SYS_chmod ? a[1] : a[2]); r.handled) return r;
+      [[fallthrough]];  // then as the other calls the kernel carries out
     case SYS_unlink:
     case SYS_unlinkat:
     case SYS_rmdir:
