@@ -6,7 +6,9 @@ command -v tmux >/dev/null || { echo "no tmux"; exit 77; }
 sock="$SCRATCH/tmux.sock"
 # The pane's shell is bash whatever the user's login shell: dash, as a plain `sh -c`, dies of
 # the Ctrl-C meant for the command (it does not wait to see whether its child handled it).
-echo 'set -g default-shell /bin/bash' > "$SCRATCH/tmux.conf"
+# The server outlives its sessions: a new-session right after the last kill-session would
+# otherwise meet a server on its way out ("server exited unexpectedly").
+printf 'set -g default-shell /bin/bash\nset -s exit-empty off\n' > "$SCRATCH/tmux.conf"
 T() { tmux -S "$sock" -f "$SCRATCH/tmux.conf" "$@"; }
 trap 'T kill-server 2>/dev/null; cleanup' EXIT
 T new-session -d -s wb -x 120 -y 20 "cd '$WS' && '$WAVEBOX' run -- python3 -c 'import sys,time; print(\"ready\", flush=True); x=input(\"name? \"); print(\"hello\", x, \"tty\" if sys.stdin.isatty() else \"notty\", flush=True); time.sleep(30)'; echo EXIT=\$?; sleep 30"
