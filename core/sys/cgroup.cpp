@@ -330,7 +330,11 @@ std::vector<Violation> RunCgroup::effects() const {
   std::vector<Violation> out;
   if (limits_.memory_mb > 0) {
     std::string d = dir_of(v2_ ? "memory.events" : "memory.oom_control");
-    if (!d.empty() && counter(d + (v2_ ? "/memory.events" : "/memory.oom_control"), "oom_kill") > 0) {
+    // v2: "oom" is counted before the OOM killer picks its victim, "oom_kill" only after the
+    // SIGKILL is sent: the killed command can be reaped (and this read) before the second one
+    // counts, on a loaded machine. Either says the limit ended something.
+    const std::string events = d + (v2_ ? "/memory.events" : "/memory.oom_control");
+    if (!d.empty() && (counter(events, "oom_kill") > 0 || (v2_ && counter(events, "oom") > 0))) {
       out.push_back({Refused::kMemory, fmt::format("{} MiB", limits_.memory_mb), "sandbox.resources.memoryMB",
                      RefusalCode::kLimit, "sandbox.resources.memoryMB"});
     }
