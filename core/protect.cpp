@@ -23,6 +23,10 @@ const std::vector<ProtectedEntry>& protected_table() {
       {".cursor", S::kAnyDepth, T::kDir, "Cursor (rules, MCP servers)"},
       {".devcontainer", S::kAnyDepth, T::kDir, "Dev Containers (postCreateCommand and friends)"},
       {".gemini", S::kAnyDepth, T::kDir, "Gemini CLI (settings, MCP servers)"},
+      {".codex", S::kAnyDepth, T::kDir, "Codex CLI (a trusted project's hooks.json and config.toml)"},
+      {".opencode", S::kAnyDepth, T::kDir, "OpenCode (plugins/*.js run inside the agent host)"},
+      {"opencode.json", S::kAnyDepth, T::kFile, "OpenCode (plugins, MCP servers, found walking up)"},
+      {"opencode.jsonc", S::kAnyDepth, T::kFile, "OpenCode (plugins, MCP servers, found walking up)"},
       {".zed", S::kAnyDepth, T::kDir, "Zed (tasks, settings)"},
       {".gitmodules", S::kAnyDepth, T::kFile, "git submodule (URLs, update = !command)"},
       // The workspace root.
@@ -91,6 +95,7 @@ const std::vector<ProtectedEntry>& protected_table() {
       {".config/direnv", S::kHome, T::kDir, "direnv (direnvrc, allow list)"},
       {".config/pip", S::kHome, T::kDir, "pip (index URL, trusted hosts)"},
       {".config/gh", S::kHome, T::kDir, "GitHub CLI (aliases run commands, tokens)"},
+      {".config/opencode", S::kHome, T::kDir, "OpenCode (global plugins, config)"},
       {".claude.json", S::kHome, T::kFile, "Claude Code (MCP servers, project trust)"},
       {".claude", S::kHome, T::kDir, "Claude Code (settings hooks, commands, credentials)"},
       {".wave", S::kHome, T::kDir, "wavebox settings"},
