@@ -216,6 +216,8 @@ int main(int argc, char** argv) {
     if (name == "srt") return wb::cli::cmd_srt(argc - 1, argv + 1);
     if (argc > 1 && std::strcmp(argv[1], "srt") == 0) return wb::cli::cmd_srt(argc - 2, argv + 2);
   }
+  if (argc > 1 && std::strcmp(argv[1], "hooks") == 0) return wb::cli::cmd_hooks(argc - 2, argv + 2, argv[0]);
+  if (argc > 1 && std::strcmp(argv[1], "hook") == 0) return wb::cli::cmd_hook(argc - 2, argv + 2, argv[0]);
   // A run's sandbox starts now, while the options and settings are read (cmd_run takes it;
   // whatever way main returns without it, --help or a bad option, drops it).
   if (argc > 1 && std::strcmp(argv[1], "run") == 0) wb::cli::start_run_early(inherited);

@@ -46,5 +46,9 @@ int cmd_serve(const Options& o);
 int cmd_srt(int argc, char** argv);
 // `wavebox trust [DIR]` (o.cwd: DIR), --revoke, --list.
 int cmd_trust(const Options& o, bool revoke, bool list);
+// `wavebox hooks install|uninstall|status ...` (argv after "hooks") and `wavebox hook HOST`, the
+// program an agent host runs before each shell command. argv0: how this program was started.
+int cmd_hooks(int argc, char** argv, const char* argv0);
+int cmd_hook(int argc, char** argv, const char* argv0);
 
 }  // namespace wb::cli

@@ -98,11 +98,25 @@ Availability check_availability(const Settings& s, const sys::PlatformInfo& plat
   return a;
 }
 
-Decision decide_here(const Settings& s, const std::string& command, bool disable_sandbox, const Logger& log) {
+Availability availability_here(const Settings& s) {
   auto state = sys::ensure_state_dir();
   auto plat = sys::probe_platform();
   auto bwrap = sys::probe_bwrap(s.sandbox.bwrap_path.value_or(""), state.ok() ? state->root + "/bwrap-version" : "");
-  Availability avail = check_availability(s, plat, bwrap, state.ok() ? state->root : "");
+  return check_availability(s, plat, bwrap, state.ok() ? state->root : "");
+}
+
+std::string wont_run_here(const Settings& s, const Decision& d) {
+  if (d.decision == "deny") return "";
+  Availability avail = availability_here(s);
+  if (d.sandboxed && !avail.cannot_start.empty()) return "the sandbox cannot start: " + avail.cannot_start;
+  if (avail.enabled_here && !avail.unavailable.empty() && s.sandbox.fail_if_unavailable) {
+    return "the sandbox is unavailable: " + avail.unavailable + " (sandbox.failIfUnavailable is set)";
+  }
+  return "";
+}
+
+Decision decide_here(const Settings& s, const std::string& command, bool disable_sandbox, const Logger& log) {
+  Availability avail = availability_here(s);
   Decision d = decide(s, {command, disable_sandbox, avail.enabled_here && avail.unavailable.empty()});
   for (const auto& w : d.warnings) log.warn(w);
   return d;

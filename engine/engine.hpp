@@ -112,6 +112,11 @@ struct Availability {
 Availability check_availability(const Settings& s, const sys::PlatformInfo& plat, const sys::BwrapInfo& bwrap,
                                 const std::string& state_root);
 
+Availability availability_here(const Settings& s);
+// Why a command the decision lets run would still not run on this machine (a sandbox that
+// cannot start, or one the settings require that is unavailable); "" when it would run.
+std::string wont_run_here(const Settings& s, const Decision& d);
+
 // `wavebox decide`: the decision for a command string under these settings, on this machine
 // (whether the sandbox is available here counts), and the object it prints.
 Decision decide_here(const Settings& s, const std::string& command, bool disable_sandbox, const Logger& log);
