@@ -4,6 +4,7 @@
 // It never lets a command run unwrapped because something failed: every failure blocks.
 #include "core/hooks.hpp"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -358,7 +359,41 @@ int fail(Host h, const std::string& why) {
   return 1;
 }
 
+// A crash must block too: Claude Code and Codex run the command unchanged after any exit but 2
+// (and Cursor after no answer), so a hook killed by a signal would let it run unwrapped.
+char g_crash_answer[512];
+size_t g_crash_len = 0;
+int g_crash_status = 2;
+void on_crash(int) {
+  ssize_t ignored = ::write(g_crash_status == 2 ? 2 : 1, g_crash_answer, g_crash_len);
+  (void)ignored;
+  ::_exit(g_crash_status);
+}
+void block_on_crash(Host h) {
+  const std::string msg = "wavebox hook: failed while reading the command; the command was not run";
+  std::string answer = msg + "\n";
+  if (h == Host::kCursor) {
+    answer = Json{{"permission", "deny"}, {"user_message", msg}, {"agent_message", msg}}.dump() + "\n";
+    g_crash_status = 0;
+  } else if (h == Host::kOpenCode) {
+    g_crash_status = 1;
+  }
+  g_crash_len = std::min(answer.size(), sizeof g_crash_answer);
+  std::memcpy(g_crash_answer, answer.data(), g_crash_len);
+  if (g_crash_status == 1) g_crash_status = 2;  // OpenCode's plugin throws on any failure
+  static char alt[64 * 1024];
+  stack_t ss{};
+  ss.ss_sp = alt;
+  ss.ss_size = sizeof alt;
+  ::sigaltstack(&ss, nullptr);
+  struct sigaction sa {};
+  sa.sa_handler = on_crash;
+  sa.sa_flags = SA_ONSTACK;
+  for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL}) ::sigaction(sig, &sa, nullptr);
+}
+
 int hook(Host h, const std::string& wavebox) {
+  block_on_crash(h);
   std::string in;
   char buf[65536];
   size_t n;
@@ -366,7 +401,16 @@ int hook(Host h, const std::string& wavebox) {
     in.append(buf, n);
     if (in.size() > (4u << 20)) return fail(h, "the host's input is larger than 4 MiB");
   }
-  Json input = Json::parse(in, nullptr, false);
+  // No host sends a deeper document: refused before anything walks it recursively.
+  bool too_deep = false;
+  Json input = Json::parse(
+      in,
+      [&](int depth, nlohmann::detail::parse_event_t, Json&) {
+        if (depth > 64) too_deep = true;
+        return !too_deep;
+      },
+      false);
+  if (too_deep) return fail(h, "the host's input is nested more than 64 levels deep");
   if (!input.is_object()) return fail(h, "the host's input is not a JSON object");
   std::string command, cwd;
   auto str = [](const Json& j, const char* k) {
@@ -387,6 +431,7 @@ int hook(Host h, const std::string& wavebox) {
       cwd = input["workspace_roots"][0].get<std::string>();
     }
   }
+  if (command.size() > (64u << 10)) return fail(h, "the command is longer than 64 KiB");
   if (inside_sandbox()) return emit(h, {}, input);
   if (cwd.empty()) cwd = sys::current_dir();
 

@@ -14,11 +14,24 @@ struct Word {
 
 class Parser {
  public:
-  explicit Parser(std::string_view s) : s_(s) {}
+  explicit Parser(std::string_view s, int depth = 0) : s_(s), depth_(depth) {}
 
   // Parses until the end, or the closing char of a nested construct: ')' of a subshell or $(...),
-  // '}' of a group (only where a word would start). Returns false on error.
+  // '}' of a group (only where a word would start). Returns false on error, and past kMaxDepth
+  // nested constructs (each one a level of recursion: a command of 30,000 "(" would otherwise
+  // overflow the stack, and a crash of an agent host's hook lets the command run).
   bool parse_list(char close, std::vector<std::string>& out) {
+    if (depth_ >= kMaxDepth) return false;
+    ++depth_;
+    const bool ok = parse_list_at_depth(close, out);
+    --depth_;
+    return ok;
+  }
+
+ private:
+  static constexpr int kMaxDepth = 64;
+
+  bool parse_list_at_depth(char close, std::vector<std::string>& out) {
     std::vector<Word> words;
     auto flush = [&]() {
       if (!words.empty()) out.push_back(join(words));
@@ -199,7 +212,7 @@ class Parser {
     if (s_[i_] == '`') {
       auto end = s_.find('`', i_ + 1);
       if (end == std::string_view::npos) return false;
-      Parser inner(s_.substr(i_ + 1, end - i_ - 1));
+      Parser inner(s_.substr(i_ + 1, end - i_ - 1), depth_);
       if (!inner.parse_list(0, out)) return false;
       i_ = end + 1;
       return true;
@@ -223,6 +236,7 @@ class Parser {
 
   std::string_view s_;
   size_t i_ = 0;
+  int depth_ = 0;
 };
 
 bool is_assignment(const std::string& w) {

@@ -76,6 +76,16 @@ check "claude: malformed settings block the command ($out)" bash -c '[ ! -e "$1"
 out=$(cd "$WS" && $HOST cursor "$WS" "touch '$OUTSIDE/bad-settings'")
 check "cursor: malformed settings block the command ($out)" test ! -e "$OUTSIDE/bad-settings"
 rm -rf "$WS/.wave"
+# A command the hook's parser nests deeply into (30,000 "("): a crash of the hook would let the
+# host run it unwrapped (Claude Code blocks only on exit 2).
+deep="touch '$OUTSIDE/deep'
+$(printf '(%.0s' $(seq 1 34000))"
+out=$(cd "$WS" && $HOST claude "$WS" "$deep" 2>&1)
+check "claude: a deeply nested command is still wrapped, not run on the host" test ! -e "$OUTSIDE/deep"
+huge="touch '$OUTSIDE/huge'; : $(head -c 70000 /dev/zero | tr '\0' x)"
+out=$(cd "$WS" && $HOST claude "$WS" "$huge" 2>&1)
+check "claude: a command over 64 KiB is blocked" bash -c '[ ! -e "$1" ] && grep -q "^blocked.*64 KiB" <<<"$0"' "$out" "$OUTSIDE/huge"
+
 # A sandbox the settings require that cannot run here (bubblewrap missing): blocked, with why.
 mkdir -p "$HOME/.wave"
 printf '{"sandbox":{"enabled":true,"failIfUnavailable":true,"bwrapPath":"/nonexistent/bwrap"}}' > "$HOME/.wave/settings.json"

@@ -62,6 +62,19 @@ TEST_CASE("splitting respects quotes, substitutions, subshells and groups") {
   CHECK(split_command("a) b").subcommands == V{"a) b"});
 }
 
+TEST_CASE("splitting: deep nesting is unparsed, never a stack overflow") {
+  for (const char* open : {"(", "{ ", "$("}) {
+    std::string deep = "touch x\n";
+    for (int i = 0; i < 40000; ++i) deep += open;
+    CHECK_FALSE(split_command(deep).parsed);
+  }
+  std::string ok = "echo ";
+  for (int i = 0; i < 20; ++i) ok += "$(";
+  ok += "x";
+  for (int i = 0; i < 20; ++i) ok += ")";
+  CHECK(split_command(ok).parsed);
+}
+
 TEST_CASE("candidates strip assignments and wrappers step by step") {
   auto c = match_candidates("FOO=1 timeout 5 nice -n 3 env A=b nohup rm -f x");
   CHECK(c.back() == "rm -f x");
