@@ -118,7 +118,34 @@ struct Proc {
   engine::Run* run = nullptr;  // once started
   bool terminate = false;      // asked before the run started
   sys::Fd stdin_wr;            // open for command/exec/write
+  // Written before the sandbox was ready (a client writes right after command/exec): held,
+  // then given to the command first thing.
+  bool started = false;
+  bool takes_writes = false;
+  std::string early_stdin;
+  bool early_close = false;
 };
+
+// Writes data to a non-blocking pipe, waiting at most 2 s for the reader: never blocks the
+// server longer. An RpcError says how much went in.
+void write_stdin(int fd, const std::string& data) {
+  size_t off = 0;
+  const auto until = Clock::now() + std::chrono::seconds(2);
+  while (off < data.size()) {
+    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN && Clock::now() < until) {
+      struct pollfd pf = {fd, POLLOUT, 0};
+      (void)::poll(&pf, 1, 100);
+      continue;
+    }
+    if (n <= 0) {
+      throw RpcError{kInvalidParams,
+                     fmt::format("the process does not read its stdin ({} of {} bytes written)", off, data.size())};
+    }
+    off += static_cast<size_t>(n);
+  }
+}
 
 const json* member(const json& p, const char* key) {
   auto it = p.find(key);
@@ -549,26 +576,19 @@ json Server::exec_write(const json& p) {
     data = std::move(*bytes);
   }
   std::lock_guard<std::mutex> pl(proc->mu);
+  if (!proc->started) {
+    if (!proc->takes_writes) throw RpcError{kInvalidParams, "the process's stdin is closed"};
+    if (proc->early_close && !data.empty()) throw RpcError{kInvalidParams, "the process's stdin is closed"};
+    if (proc->early_stdin.size() + data.size() > (64u << 10)) {
+      throw RpcError{kInvalidParams, "the command has not started yet: at most 64 KiB of stdin is held until it does"};
+    }
+    proc->early_stdin += data;
+    if (opt_bool(p, "closeStdin")) proc->early_close = true;
+    return json::object();
+  }
   if (!data.empty()) {
     if (!proc->stdin_wr.valid()) throw RpcError{kInvalidParams, "the process's stdin is closed"};
-    // Never blocks the server: what the command does not take within 2 s is an error (the
-    // answer says how much went in).
-    size_t off = 0;
-    const auto until = Clock::now() + std::chrono::seconds(2);
-    while (off < data.size()) {
-      ssize_t n = ::write(proc->stdin_wr.get(), data.data() + off, data.size() - off);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && errno == EAGAIN && Clock::now() < until) {
-        struct pollfd pf = {proc->stdin_wr.get(), POLLOUT, 0};
-        (void)::poll(&pf, 1, 100);
-        continue;
-      }
-      if (n <= 0) {
-        throw RpcError{kInvalidParams,
-                       fmt::format("the process does not read its stdin ({} of {} bytes written)", off, data.size())};
-      }
-      off += static_cast<size_t>(n);
-    }
+    write_stdin(proc->stdin_wr.get(), data);
   }
   if (opt_bool(p, "closeStdin")) proc->stdin_wr.reset();
   return json::object();
@@ -663,6 +683,8 @@ engine::RunRequest Server::exec_request(const json& p, const SessionPolicy& poli
 void Server::command_exec(const json& p, const json& id) {
   auto s = session(p);
   auto proc = std::make_shared<Proc>();
+  // Only a streamed command given no stdin takes writes (decided now: a write may come first).
+  proc->takes_writes = opt_bool(p, "streamOutput") && member(p, "stdin") == nullptr;
   const bool named = member(p, "processId") != nullptr;
   proc->id = opt_string(p, "processId").value_or("");
   proc->session = s->id;
@@ -830,7 +852,16 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
       if (interactive) {
         (void)::fcntl(in_wr.get(), F_SETFL, ::fcntl(in_wr.get(), F_GETFL) | O_NONBLOCK);
         proc->stdin_wr = std::move(in_wr);
+        if (!proc->early_stdin.empty() && run.ok()) {
+          try {
+            write_stdin(proc->stdin_wr.get(), proc->early_stdin);
+          } catch (const RpcError&) {
+            // The command did not take it: as a write it would not have taken.
+          }
+        }
+        if (proc->early_close) proc->stdin_wr.reset();
       }
+      proc->started = true;
     }
     std::thread feeder;
     if (input && run.ok()) {
