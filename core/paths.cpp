@@ -80,4 +80,20 @@ bool has_glob(std::string_view path) {
   return path.find_first_of("*?[") != std::string_view::npos;
 }
 
+std::vector<std::string> path_entries(const std::vector<std::string>& env) {
+  std::vector<std::string> out;
+  for (const auto& kv : env) {
+    if (kv.rfind("PATH=", 0) != 0) continue;
+    out.clear();  // the last one is the one a program sees
+    std::string_view rest = std::string_view(kv).substr(5);
+    while (true) {
+      auto colon = rest.find(':');
+      out.emplace_back(rest.substr(0, colon));
+      if (colon == std::string_view::npos) break;
+      rest.remove_prefix(colon + 1);
+    }
+  }
+  return out;
+}
+
 }  // namespace wb::paths

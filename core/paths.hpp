@@ -18,6 +18,9 @@ int depth(std::string_view path);
 std::string parent(std::string_view path);
 std::string basename(std::string_view path);
 std::string join(std::string_view dir, std::string_view name);
+// The entries of the PATH in an environment ("K=V" strings), in order, empty ones kept (a shell
+// reads an empty entry as "."); none when there is no PATH.
+std::vector<std::string> path_entries(const std::vector<std::string>& env);
 // Every proper ancestor of path, from "/" down to its parent.
 std::vector<std::string> ancestors(std::string_view path);
 // True when the path holds a glob metacharacter (* ? [).

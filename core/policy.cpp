@@ -97,6 +97,26 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
   for (const auto& w : ctx.extra_writable) add_writable(w, "--allow-write");
 
   for (const auto& d : s.filesystem.deny_write) add_guard(p.deny_write, {d, guess_type(d), true});
+  // A rule that needs no list: nothing on the user's PATH is writable. Only the entries inside
+  // a writable root need a guard (the rest is read-only already); a relative entry ("." or
+  // "bin") names a different directory in every shell, so it is said, not guessed.
+  for (const auto& e : ctx.path_entries) {
+    if (e.empty() || e[0] != '/') {
+      p.warnings.push_back(
+          fmt::format("PATH holds the relative entry \"{}\": a program a command leaves in the directory your shell "
+                      "is in would run in place of the one you meant; remove it from PATH",
+                      e.empty() ? "" : e));
+      continue;
+    }
+    const std::string dir = paths::normalize(e);
+    for (const auto& w : p.writable) {
+      if (paths::is_within(dir, w.path)) {
+        add_guard(p.deny_write,
+                  {dir, LeafType::kDir, true, "", "on your PATH: your shell would run what a command leaves there"});
+        break;
+      }
+    }
+  }
 
   // FS-4: always write-protected, whatever the configuration (core/protect.hpp's table).
   for (const auto& f : ctx.settings_files) {

@@ -40,6 +40,9 @@ struct PolicyContext {
   std::vector<std::string> extra_writable;  // --allow-write
   std::vector<std::string> program_files;   // programs wavebox runs (itself, its shim, bwrap)
   std::vector<std::string> audit_files;     // sandbox.auditLog, --audit-log: evidence, never writable
+  // The caller's PATH, as its entries: a directory on it inside a writable root is guarded (the
+  // user's shell runs what is left there, before the system's programs).
+  std::vector<std::string> path_entries;
 };
 
 struct FsPolicy {

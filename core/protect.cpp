@@ -96,6 +96,8 @@ const std::vector<ProtectedEntry>& protected_table() {
       {".config/pip", S::kHome, T::kDir, "pip (index URL, trusted hosts)"},
       {".config/gh", S::kHome, T::kDir, "GitHub CLI (aliases run commands, tokens)"},
       {".config/opencode", S::kHome, T::kDir, "OpenCode (global plugins, config)"},
+      {"bin", S::kHome, T::kDir, "put first on PATH by the default ~/.profile when it exists (Debian, Ubuntu)"},
+      {".local/bin", S::kHome, T::kDir, "put on PATH by the default ~/.profile and systemd's user PATH when it exists"},
       {".claude.json", S::kHome, T::kFile, "Claude Code (MCP servers, project trust)"},
       {".claude", S::kHome, T::kDir, "Claude Code (settings hooks, commands, credentials)"},
       {".wave", S::kHome, T::kDir, "wavebox settings"},

@@ -270,6 +270,7 @@ Result<PolicyContext> policy_context(const RunRequest& req, const sys::StateDir&
   if (req.settings.sandbox.audit_log) ctx.audit_files.push_back(*req.settings.sandbox.audit_log);
   if (!req.audit_log.empty()) ctx.audit_files.push_back(req.audit_log);
   ctx.extra_writable = req.extra_writable;
+  ctx.path_entries = paths::path_entries(req.env);
   return ctx;
 }
 

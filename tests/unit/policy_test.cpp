@@ -153,3 +153,19 @@ TEST_CASE("protection_reason: the deepest guard's reason, said once, with what t
   CHECK(protection_reason(g, "/w/.github/x").empty());  // a sibling with the same prefix is not inside
   CHECK(protection_reason(g, "/usr/lib/x").empty());
 }
+
+TEST_CASE("policy: a directory on the caller's PATH inside a writable root is guarded; others cost nothing") {
+  SandboxSettings s;
+  s.filesystem.allow_write = {"/opt/tools"};
+  PolicyContext c = ctx();
+  c.path_entries = {"/home/u/proj/node_modules/.bin", "/opt/tools/bin/", "/usr/bin", "/home/u/.local/bin", "."};
+  auto p = make_fs_policy(s, c, false);
+  CHECK(denies_write(p, "/home/u/proj/node_modules/.bin"));
+  CHECK(denies_write(p, "/opt/tools/bin"));
+  CHECK_FALSE(denies_write(p, "/usr/bin"));  // read-only already: no guard, no mount
+  CHECK(has_write(p, "/opt/tools"));
+  CHECK(std::any_of(p.warnings.begin(), p.warnings.end(),
+                    [](const std::string& w) { return w.find("relative entry \".\"") != std::string::npos; }));
+  c.path_entries = {"/usr/bin", "/bin"};
+  CHECK(make_fs_policy(s, c, false).warnings.empty());
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Nothing on the user's PATH is writable: a directory on the caller's PATH inside a writable
+# root (the workspace, an allowWrite) is guarded, existing or not; the rest of the root stays
+# writable. A relative PATH entry is said. And ~/bin, ~/.local/bin, which the default ~/.profile
+# puts on PATH when they exist, are guarded when home is writable.
+. "$(dirname "$0")/lib.sh"
+mkdir -p "$WS/tools" "$SCRATCH/extra/bin"
+echo 'echo real' > "$WS/tools/hello"; chmod +x "$WS/tools/hello"
+printf '{"sandbox":{"enabled":true,"filesystem":{"allowWrite":["%s"]}}}' "$SCRATCH/extra" > "$SCRATCH/s.json"
+P="$WS/tools:$WS/later/bin:$SCRATCH/extra/bin:/usr/local/bin:/usr/bin:/bin"
+
+OUT=$(cd "$WS" && PATH="$P" "$WAVEBOX" run --settings "$SCRATCH/s.json" -- sh -c '
+  echo evil > tools/hello; echo "rc1=$?"
+  echo evil > tools/ls; echo "rc2=$?"
+  mkdir -p later/bin; echo "rc3=$?"
+  echo evil > "$0/extra/bin/ls"; echo "rc4=$?"
+  echo fine > "$0/extra/note"; echo "rc5=$?"
+  echo fine > ok.txt; echo "rc6=$?"' "$SCRATCH" 2>&1)
+check "a program on PATH in the workspace cannot be rewritten" grep -qx "echo real" "$WS/tools/hello"
+check "nor a new one added there" test ! -e "$WS/tools/ls"
+check "a PATH directory that does not exist yet cannot be made" test ! -e "$WS/later/bin"
+check "a PATH directory inside an allowWrite root is guarded" test ! -e "$SCRATCH/extra/bin/ls"
+check "the rest of that root stays writable" grep -qx fine "$SCRATCH/extra/note"
+check "the workspace stays writable" grep -qx fine "$WS/ok.txt"
+check "the block names the PATH guard" grep -q "deny file-write $WS/tools/ls" <<<"$OUT"
+
+OUT=$(cd "$WS" && PATH=".:/usr/bin:/bin" "$WAVEBOX" run -- true 2>&1)
+check "a relative PATH entry is said" grep -q 'PATH holds the relative entry "\."' <<<"$OUT"
+OUT=$(cd "$WS" && PATH="/usr/local/bin:/usr/bin:/bin" "$WAVEBOX" run -- true 2>&1)
+check "an ordinary PATH: nothing said" [ -z "$OUT" ]
+
+# A writable home: ~/bin and ~/.local/bin stay guarded.
+printf '{"sandbox":{"enabled":true,"filesystem":{"allowWrite":["~"]}}}' > "$SCRATCH/home.json"
+(cd "$WS" && PATH=/usr/bin:/bin "$WAVEBOX" run --settings "$SCRATCH/home.json" -- sh -c \
+  'mkdir -p ~/bin ~/.local/bin; echo x > ~/bin/ls; echo x > ~/.local/bin/ls; echo y > ~/note' >/dev/null 2>&1)
+check "home writable: ~/bin is not made" test ! -e "$HOME/bin/ls"
+check "home writable: ~/.local/bin gets nothing" test ! -e "$HOME/.local/bin/ls"
+check "home writable: the rest of home is" grep -qx y "$HOME/note"
+finish
