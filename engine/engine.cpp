@@ -231,6 +231,29 @@ static std::vector<std::string> launch_environment(const Settings& s) {
   return env;
 }
 
+// The caller's PATH entries, each also as the file system resolves it: an entry that is a link
+// into the workspace (or lies below one) names the workspace's directory, which is the one to
+// guard. A missing entry resolves through its nearest existing ancestor.
+std::vector<std::string> resolved_path_entries(const std::vector<std::string>& env) {
+  std::vector<std::string> out;
+  for (const auto& e : paths::path_entries(env)) {
+    out.push_back(e);
+    if (e.empty() || e[0] != '/') continue;
+    std::string dir = paths::normalize(e), rest;
+    for (int i = 0; i < 64 && dir != "/"; ++i) {
+      std::string real = sys::real_path_or_empty(dir);
+      if (!real.empty()) {
+        std::string full = rest.empty() ? real : paths::join(real, rest);
+        if (full != paths::normalize(e)) out.push_back(full);
+        break;
+      }
+      rest = rest.empty() ? paths::basename(dir) : paths::join(paths::basename(dir), rest);
+      dir = paths::parent(dir);
+    }
+  }
+  return out;
+}
+
 Result<PolicyContext> policy_context(const RunRequest& req, const sys::StateDir& state) {
   PolicyContext ctx;
   ctx.home = req.home;
@@ -270,7 +293,7 @@ Result<PolicyContext> policy_context(const RunRequest& req, const sys::StateDir&
   if (req.settings.sandbox.audit_log) ctx.audit_files.push_back(*req.settings.sandbox.audit_log);
   if (!req.audit_log.empty()) ctx.audit_files.push_back(req.audit_log);
   ctx.extra_writable = req.extra_writable;
-  ctx.path_entries = paths::path_entries(req.env);
+  ctx.path_entries = resolved_path_entries(req.env);
   return ctx;
 }
 

@@ -113,6 +113,8 @@ Availability check_availability(const Settings& s, const sys::PlatformInfo& plat
                                 const std::string& state_root);
 
 Availability availability_here(const Settings& s);
+// The PATH of env, each entry also resolved through links (for the guards of core/policy).
+std::vector<std::string> resolved_path_entries(const std::vector<std::string>& env);
 // Why a command the decision lets run would still not run on this machine (a sandbox that
 // cannot start, or one the settings require that is unavailable); "" when it would run.
 std::string wont_run_here(const Settings& s, const Decision& d);

@@ -24,6 +24,15 @@ check "the rest of that root stays writable" grep -qx fine "$SCRATCH/extra/note"
 check "the workspace stays writable" grep -qx fine "$WS/ok.txt"
 check "the block names the PATH guard" grep -q "deny file-write $WS/tools/ls" <<<"$OUT"
 
+# An entry that is a link into the workspace (or lies below one): the directory it names is.
+mkdir -p "$WS/linked"
+ln -s "$WS/linked" "$SCRATCH/via-link"
+ln -s "$WS" "$SCRATCH/ws-link"
+(cd "$WS" && PATH="$SCRATCH/via-link:$SCRATCH/ws-link/deep/bin:/usr/bin:/bin" "$WAVEBOX" run -- sh -c \
+  'echo evil > linked/ls; mkdir -p deep/bin; echo evil > deep/bin/ls' >/dev/null 2>&1)
+check "a PATH entry that is a link into the workspace: its target is guarded" test ! -e "$WS/linked/ls"
+check "a PATH entry below a link into the workspace: guarded, though missing" test ! -e "$WS/deep/bin/ls"
+
 OUT=$(cd "$WS" && PATH=".:/usr/bin:/bin" "$WAVEBOX" run -- true 2>&1)
 check "a relative PATH entry is said" grep -q 'PATH holds the relative entry "\."' <<<"$OUT"
 OUT=$(cd "$WS" && PATH="/usr/local/bin:/usr/bin:/bin" "$WAVEBOX" run -- true 2>&1)

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 
@@ -59,7 +59,12 @@ export function toWaveboxSettings(config: SandboxRuntimeConfig): Record<string, 
 
 function writeSettings(s: State, config: SandboxRuntimeConfig, name: string): string {
   const file = join(s.dir, name);
-  writeFileSync(file, JSON.stringify(toWaveboxSettings(config)), { mode: 0o600 });
+  const settings = toWaveboxSettings(config) as { sandbox: { filesystem: { denyWrite?: string[] } } };
+  // This client's own directory (settings, reports) is never writable inside: what a command
+  // left there would configure the next one. A new file only ("wx": never through a link).
+  const fs = settings.sandbox.filesystem;
+  fs.denyWrite = [...(Array.isArray(fs.denyWrite) ? fs.denyWrite : []), s.dir];
+  writeFileSync(file, JSON.stringify(settings), { mode: 0o600, flag: "wx" });
   return file;
 }
 
@@ -89,6 +94,7 @@ function collect(): void {
     }
     let outcome: any;
     try {
+      if (!statSync(r.file).isFile()) throw new Error("not a file");
       outcome = JSON.parse(readFileSync(r.file, "utf8"));
     } catch {
       left.push(r); // still being written

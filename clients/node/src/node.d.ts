@@ -34,7 +34,8 @@ declare module "node:child_process" {
 }
 declare module "node:fs" {
   export function mkdtempSync(prefix: string): string;
-  export function writeFileSync(path: string, data: string, options?: { mode?: number }): void;
+  export function writeFileSync(path: string, data: string, options?: { mode?: number; flag?: string }): void;
+  export function statSync(path: string): { isFile(): boolean };
   export function readFileSync(path: string, encoding: "utf8"): string;
   export function readdirSync(path: string): string[];
   export function rmSync(path: string, options?: { recursive?: boolean; force?: boolean }): void;

@@ -149,3 +149,16 @@ test("WaveboxClient: sessions, output, stdin, streaming, violations, timeouts, d
 });
 
 test.after(() => rmSync(scratch, { recursive: true, force: true }));
+
+test("SandboxManager: the client's own directory is not writable by a wrapped command", async () => {
+  await SandboxManager.initialize(srtConfig([ws, tmpdir()]));
+  const probe = `test -f "$WBDIR/settings-0.json" && echo seen; for f in "$WBDIR"/*; do echo x > "$f" && echo wrote; done; echo y > "$WBDIR/wrap-99.settings.json" && echo planted; true`;
+  const wrapped = await SandboxManager.wrapWithSandbox(probe);
+  const dir = wrapped.match(/--settings '([^']*)\/settings-0\.json'/)[1];
+  const r = await shell(`WBDIR='${dir}' ${wrapped}`, ws);
+  SandboxManager.cleanupAfterCommand();
+  assert.match(r.out, /seen/);
+  assert.doesNotMatch(r.out, /wrote|planted/);
+  assert.equal(existsSync(join(dir, "wrap-99.settings.json")), false);
+  await SandboxManager.reset();
+});
