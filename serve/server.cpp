@@ -27,6 +27,7 @@
 #include "core/sys/fs.hpp"
 #include "engine/audit.hpp"
 #include "engine/engine.hpp"
+#include "engine/report.hpp"
 #include "serve/session.hpp"
 #include "serve/standby.hpp"
 
@@ -121,6 +122,7 @@ struct Proc {
   // Written before the sandbox was ready (a client writes right after command/exec): held,
   // then given to the command first thing.
   bool started = false;
+  std::vector<int> early_signals;  // command/exec/signal before the run started
   bool takes_writes = false;
   std::string early_stdin;
   bool early_close = false;
@@ -237,6 +239,9 @@ class Server {
   json decide(const json& p);
   json exec_write(const json& p);
   json exec_terminate(const json& p);
+  json exec_signal(const json& p);
+  json session_policy(const json& p);
+  json doctor(const json& p);
   void command_exec(const json& p, const json& id);
   void exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const SessionPolicy> policy, std::string cwd,
                    json params, json id);
@@ -606,6 +611,70 @@ json Server::exec_terminate(const json& p) {
   return json::object();
 }
 
+// The signals a client may send a command: those a terminal or a supervisor would.
+int signal_named(const std::string& name) {
+  static const std::pair<const char*, int> k[] = {{"INT", SIGINT},   {"TERM", SIGTERM}, {"HUP", SIGHUP},
+                                                  {"QUIT", SIGQUIT}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2},
+                                                  {"KILL", SIGKILL}, {"CONT", SIGCONT}, {"WINCH", SIGWINCH}};
+  std::string n = name.rfind("SIG", 0) == 0 ? name.substr(3) : name;
+  for (const auto& [nm, sig] : k) {
+    if (n == nm) return sig;
+  }
+  throw RpcError{kInvalidParams, fmt::format("\"signal\": \"{}\" is not one of SIGINT, SIGTERM, SIGHUP, SIGQUIT, "
+                                             "SIGUSR1, SIGUSR2, SIGKILL, SIGCONT, SIGWINCH",
+                                             name)};
+}
+
+json Server::exec_signal(const json& p) {
+  std::string id = need_string(p, "processId");
+  const int sig = signal_named(need_string(p, "signal"));
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = procs_.find(id);
+  if (it == procs_.end()) throw RpcError{kUnknownProcess, fmt::format("unknown process \"{}\"", id)};
+  check_session(p, id, it->second->session);
+  std::lock_guard<std::mutex> pl(it->second->mu);
+  if (it->second->run) {
+    it->second->run->signal(sig);
+  } else if (sig == SIGKILL) {
+    it->second->terminate = true;
+  } else {
+    it->second->early_signals.push_back(sig);  // given when it starts
+  }
+  return json::object();
+}
+
+json Server::session_policy(const json& p) {
+  auto s = session(p);
+  std::shared_ptr<const SessionPolicy> policy;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    policy = s->policy;
+  }
+  engine::RunRequest req;
+  req.cwd = s->cwd;
+  req.home = cfg_.home;
+  req.env = cfg_.env;
+  req.settings = policy->settings;
+  req.settings_files = policy->settings_files;
+  engine::MachineProbe probe = engine::probe_machine(policy->settings);
+  json j = engine::policy_json(req, probe);
+  j["sessionId"] = s->id;
+  j["cwd"] = s->cwd;
+  j["policyId"] = policy->policy_id;
+  j["settingsFiles"] = policy->settings_files;
+  j["warnings"] = policy->settings.warnings;
+  j["notes"] = policy->settings.notes;
+  return j;
+}
+
+json Server::doctor(const json& p) {
+  Settings none;
+  engine::MachineProbe probe = engine::probe_machine(none);
+  json j = engine::platform_json(probe);
+  if (member(p, "sessionId")) j["session"] = session_policy(p);
+  return j;
+}
+
 engine::RunRequest Server::exec_request(const json& p, const SessionPolicy& policy, const std::string& session_cwd) {
   engine::RunRequest req;
   const json* command = member(p, "command");
@@ -761,6 +830,27 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
     procs_.erase(proc->id);
     if (--workers_ == 0) workers_done_.notify_all();
   };
+  // What wavebox says while it runs the command reaches the client too, as
+  // command/exec/message {processId, level, message}, not only the server's stderr.
+  const Logger exec_log{cfg_.log->verbose(), [this, pid = proc->id](std::string_view line) {
+                          std::fwrite(line.data(), 1, line.size(), stderr);
+                          std::fflush(stderr);
+                          std::string_view m = line;
+                          if (m.rfind("wavebox: ", 0) == 0) m.remove_prefix(9);
+                          if (!m.empty() && m.back() == '\n') m.remove_suffix(1);
+                          std::string level = "info";
+                          for (const char* lv : {"warning", "error"}) {
+                            const std::string pre = std::string(lv) + ": ";
+                            if (m.rfind(pre, 0) == 0) {
+                              level = lv;
+                              m.remove_prefix(pre.size());
+                            }
+                          }
+                          if (level == "info") return;  // -v's lines: the server's stderr only
+                          out_.send({{"jsonrpc", "2.0"},
+                                     {"method", "command/exec/message"},
+                                     {"params", {{"processId", pid}, {"level", level}, {"message", std::string(m)}}}});
+                        }};
   // sandbox.auditLog of the session's settings: one line for every command, as for `run`.
   engine::AuditRecord audit;
   auto write_audit = [&](std::optional<int> exit_code, const std::string& error) {
@@ -773,6 +863,7 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
   };
   try {
     engine::RunRequest req = exec_request(p, *policy, cwd);
+    req.log = &exec_log;
     req.shared_proxy = proxy_.get();
     audit.cwd = req.cwd;
     audit.argv = req.argv;
@@ -848,6 +939,7 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
       if (run.ok()) {
         proc->run = run->get();
         if (proc->terminate) proc->run->cancel();
+        for (int sig : proc->early_signals) proc->run->signal(sig);
       }
       if (interactive) {
         (void)::fcntl(in_wr.get(), F_SETFL, ::fcntl(in_wr.get(), F_GETFL) | O_NONBLOCK);
@@ -936,6 +1028,9 @@ json Server::dispatch(const std::string& method, const json& params, const json&
   if (method == "decide") return decide(params);
   if (method == "command/exec/write") return exec_write(params);
   if (method == "command/exec/terminate") return exec_terminate(params);
+  if (method == "command/exec/signal") return exec_signal(params);
+  if (method == "session/policy") return session_policy(params);
+  if (method == "doctor") return doctor(params);
   if (method == "command/exec") {
     command_exec(params, id);
     *responded = true;  // by its worker, when the process ends

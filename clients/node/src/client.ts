@@ -150,6 +150,11 @@ export class WaveboxClient {
     return this.request("decide", { sessionId, command });
   }
 
+  /** What wavebox doctor says of this machine (and of a session's policy, when named). */
+  doctor(sessionId?: string): Promise<Record<string, any>> {
+    return this.request("doctor", sessionId ? { sessionId } : {});
+  }
+
   /** Lets running commands end within graceMs, ends the rest, and waits for the server to exit. */
   async close(graceMs = 10000): Promise<void> {
     if (!this.exited) {
@@ -248,6 +253,10 @@ export class WaveboxClient {
       }
       return;
     }
+    if (m.method === "command/exec/message") {
+      this.running.get(m.params?.processId)?.o.onMessage?.(String(m.params.level), String(m.params.message));
+      return;
+    }
     if (m.method === "network/requestApproval" && m.id !== undefined) {
       void this.approve(m.id, m.params);
       return;
@@ -296,6 +305,11 @@ export class Session {
     return this.client.decide(this.id, command);
   }
 
+  /** The effective policy of the session's next command and the settings files it came from. */
+  policy(): Promise<{ policyId: string; settingsFiles: string[]; warnings: string[]; policy: Record<string, any> }> {
+    return this.client.request("session/policy", { sessionId: this.id });
+  }
+
   /** Ends the session and its running commands. */
   async close(): Promise<void> {
     await this.client.request("session/close", { sessionId: this.id });
@@ -336,6 +350,16 @@ export class Execution implements PromiseLike<ExecResult> {
       sessionId: this.sessionId,
       processId: this.processId,
       closeStdin: true,
+    });
+  }
+
+  /** Sends a signal to the command: "SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1",
+   * "SIGUSR2", "SIGCONT", "SIGWINCH"; "SIGKILL" ends the whole sandbox. */
+  async kill(signal: string = "SIGTERM"): Promise<void> {
+    await this.client.request("command/exec/signal", {
+      sessionId: this.sessionId,
+      processId: this.processId,
+      signal,
     });
   }
 

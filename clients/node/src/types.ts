@@ -77,6 +77,8 @@ export interface ExecOptions {
   timeoutMs?: number;
   onStdout?: (chunk: Uint8Array) => void;
   onStderr?: (chunk: Uint8Array) => void;
+  /** What wavebox says while it plans and runs the command ("warning" | "error"). */
+  onMessage?: (level: string, message: string) => void;
   /** The user approved an ask rule for this command. */
   approve?: boolean;
   dangerouslyDisableSandbox?: boolean;

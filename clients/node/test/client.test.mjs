@@ -139,6 +139,20 @@ test("WaveboxClient: sessions, output, stdin, streaming, violations, timeouts, d
     assert.equal(existsSync(join(ws, "note")), true);
     assert.equal((await s.decide("rm note")).decision, "deny");
 
+    // SIGTERM once the command's trap is set (it says "up"): the trap's status comes back.
+    let up;
+    const isUp = new Promise((res) => (up = res));
+    const trapped = s.exec(`trap 'exit 9' TERM; echo up; i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done`, {
+      onStdout: (c) => Buffer.from(c).toString().includes("up") && up(),
+    });
+    await isUp;
+    await trapped.kill("SIGTERM");
+    assert.equal((await trapped).exitCode, 9);
+
+    const pol = await s.policy();
+    assert.ok(pol.policy.filesystem.writable.includes(ws));
+    assert.equal((await client.doctor()).sandboxUsable, true);
+
     await s.update({ settings: { sandbox: { enabled: true } } });
     r = await s.exec("rm note");
     assert.equal(r.exitCode, 0);
