@@ -120,18 +120,19 @@ std::string Violation::line() const {
   return out;
 }
 
-void ViolationLog::add(Violation v) {
+bool ViolationLog::add(Violation v) {
   // Distinct lines are remembered by a 64-bit hash, and at most kSeenMax of them: a command
   // refused millions of distinct paths must not grow wavebox by their size. Past that, lines
   // beyond the cap are counted without deduplication (the "more" count is then a bound).
   const std::uint64_t key = fnv1a(v.line());
-  if (seen_.count(key)) return;
+  if (seen_.count(key)) return false;
   if (seen_.size() < kSeenMax) seen_.insert(key);
   if (items_.size() >= cap_) {
     ++dropped_;
-    return;
+    return true;
   }
   items_.push_back(std::move(v));
+  return true;
 }
 
 std::vector<Violation> filter_ignored(const std::vector<Violation>& v,

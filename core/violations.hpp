@@ -56,7 +56,8 @@ const char* code_name(RefusalCode c);
 class ViolationLog {
  public:
   explicit ViolationLog(size_t cap = 50) : cap_(cap) {}
-  void add(Violation v);
+  // True when the line is new (kept, or counted past the cap); false for a repeat.
+  bool add(Violation v);
   const std::vector<Violation>& items() const { return items_; }
   size_t dropped() const { return dropped_; }  // beyond the cap
   bool empty() const { return items_.empty(); }

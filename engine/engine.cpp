@@ -305,6 +305,7 @@ Status plan_linux(Internal& in, const sys::StateDir& state, const sys::BwrapInfo
   const Settings& s = req.settings;
   lnx::LinuxRun& run = in.run;
   run.log = req.log;
+  run.on_refusal = req.on_refusal;
   run.cwd = req.cwd;
   run.home = req.home;
   run.launch_env = launch_environment(s);
@@ -756,7 +757,7 @@ Result<std::unique_ptr<Run>> start(Prepared p, bool in_wait) {
     Run::State* raw = st.get();
     st->mac = WB_TRY(start_macos(std::move(*st->internal->mac), st->internal->req, [raw](const Violation& v) {
       std::lock_guard<std::mutex> lk(raw->proxy_mu);
-      raw->proxy_refusals.add(v);
+      if (raw->proxy_refusals.add(v) && raw->internal->req.on_refusal) raw->internal->req.on_refusal(v);
     }));
   }
   std::unique_ptr<Run> run(new Run(std::move(st)));

@@ -89,6 +89,9 @@ struct RunRequest {
   std::optional<sys::Platform> platform;
   seatbelt::Facts macos;
   const Logger* log = &log::process();
+  // Each refusal as it happens, once per distinct line, from any thread (serve pushes them to
+  // its client); the outcome still lists them all at the end.
+  std::function<void(const Violation&)> on_refusal;
   // A sandbox made ahead for this request's session (make_standby): the run starts in it when
   // it is what the run would make now (the same plan, the same files under its mounts); else it
   // is dropped and the run made as usual.

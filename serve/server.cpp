@@ -864,6 +864,14 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
   try {
     engine::RunRequest req = exec_request(p, *policy, cwd);
     req.log = &exec_log;
+    // Each refusal as it happens, in the answer's typed form (ignoreViolations applies).
+    req.on_refusal = [this, pid = proc->id, ignore = policy->settings.sandbox.ignore_violations,
+                      line = req.command_line.empty() ? shell_join(req.argv) : req.command_line](const Violation& v) {
+      if (filter_ignored({v}, ignore, line).empty()) return;
+      out_.send({{"jsonrpc", "2.0"},
+                 {"method", "command/exec/violation"},
+                 {"params", {{"processId", pid}, {"violation", refusal_json(v)}}}});
+    };
     req.shared_proxy = proxy_.get();
     audit.cwd = req.cwd;
     audit.argv = req.argv;

@@ -526,7 +526,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   std::mutex violations_mu;  // the observer, the proxy and the stderr relay report concurrently
   auto sink = [&](const Violation& v) {
     std::lock_guard<std::mutex> lock(violations_mu);
-    violations.add(v);
+    if (violations.add(v) && run.on_refusal) run.on_refusal(v);
   };
   // On the heap: a one-command process leaves them to its exit (below).
   auto p_held = std::make_unique<Prepared>();

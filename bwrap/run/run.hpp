@@ -35,6 +35,7 @@ struct LinuxRun {
   bool own_terminal = false;
   SignalQueue* signals = nullptr;  // signals for the command while it runs
   const Logger* log = &log::process();
+  std::function<void(const Violation&)> on_refusal;  // each new refusal as it happens (RunRequest's)
   std::string bwrap;
   int bwrap_version[3] = {0, 0, 0};
   sys::StateDir state;

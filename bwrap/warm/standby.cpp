@@ -262,6 +262,7 @@ struct Standby {
   bool mount_api = false;
   std::mutex mu;  // the observer, the proxy and the stderr relay report concurrently
   ViolationLog violations;
+  std::function<void(const Violation&)> on_refusal;  // the command's, once it starts (under mu)
   std::unique_ptr<Observer> observer;
   std::string key;
   std::vector<Ident> idents;
@@ -298,7 +299,7 @@ Result<std::shared_ptr<Standby>> make_standby(LinuxRun run) {
   sb->req.env.clear();  // the command's comes with it
   auto sink = [raw](const Violation& v) {
     std::lock_guard<std::mutex> lock(raw->mu);
-    raw->violations.add(v);
+    if (raw->violations.add(v) && raw->on_refusal) raw->on_refusal(v);
   };
   sb->observer =
       std::make_unique<Observer>([raw](const std::string& path) { return write_allowed(raw->p.plan, path); }, sink,
@@ -407,9 +408,13 @@ Result<std::optional<RunOutcome>> run_in_standby(LinuxRun& run, std::shared_ptr<
   req.timed_out = &outcome.timed_out;
   req.observer = sb->observer.get();
   sb->observer->set_logger(run.log);  // the command's, not the one it was made with
+  {
+    std::lock_guard<std::mutex> lock(sb->mu);
+    sb->on_refusal = run.on_refusal;
+  }
   auto sink = [raw](const Violation& v) {
     std::lock_guard<std::mutex> lock(raw->mu);
-    raw->violations.add(v);
+    if (raw->violations.add(v) && raw->on_refusal) raw->on_refusal(v);
   };
   req.stderr_line = [&](const std::string& line) {
     ViolationLog found;

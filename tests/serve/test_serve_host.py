@@ -1,6 +1,7 @@
 """serve for agent hosts: signals other than SIGKILL reach the command, the effective policy and
 the settings files it came from, a doctor method, and what wavebox says during a command sent to
 the client. Driven by wbclient, checked on the host."""
+import json
 import os
 import sys
 import tempfile
@@ -10,6 +11,10 @@ sys.path.insert(0, os.path.dirname(__file__))
 from wbclient import Server, check, checks, out  # noqa: E402
 
 WAVEBOX = os.environ["WAVEBOX"]
+
+
+def json_key(id):
+    return json.dumps(id)
 
 
 def main():
@@ -49,6 +54,36 @@ def main():
         check("an unknown signal name: -32602", bad.get("error", {}).get("code") == -32602)
         srv.call("command/exec/terminate", {"processId": "x1"})
         srv.wait(i, 60)
+
+        # Refusals pushed while the command runs (it waits for the test to see them), typed as in
+        # the answer; ignoreViolations applies to them too.
+        srt = os.path.join(base, "ign.json")
+        open(srt, "w").write('{"sandbox":{"enabled":true,"ignoreViolations":{"*":["/ignored-"]}}}')
+        srv.result("session/open", {"sessionId": "T", "cwd": ws, "settingsPaths": [srt]})
+        go = os.path.join(ws, "go")
+        i = srv.send("command/exec", {"sessionId": "T", "processId": "v1", "commandLine":
+                                      "touch /ignored-x /pushed-x 2>/dev/null; n=0; "
+                                      "while [ ! -e go ] && [ $n -lt 1200 ]; do sleep 0.05; n=$((n+1)); done"})
+        end = time.time() + 30
+        pushed = []
+        while time.time() < end and not pushed:
+            with srv.lock:
+                pushed = [n["params"] for n in srv.notes if n.get("method") == "command/exec/violation"
+                          and n["params"]["processId"] == "v1"]
+            time.sleep(0.05)
+        with srv.lock:
+            answered = json_key(i) in srv.responses
+        check("a refusal is pushed while the command still runs", bool(pushed) and not answered)
+        check("... typed as in the answer", bool(pushed) and pushed[0]["violation"].get("operation") == "file-write"
+              and pushed[0]["violation"].get("target") == "/pushed-x" and pushed[0]["violation"].get("code") == "policy")
+        open(go, "w").close()
+        r = srv.wait(i, 60)
+        with srv.lock:
+            pushed = [n["params"]["violation"]["line"] for n in srv.notes if n.get("method") == "command/exec/violation"
+                      and n["params"]["processId"] == "v1"]
+        check("... an ignored line is not pushed", not any("/ignored-" in l for l in pushed))
+        check("... and the answer lists the same", [v["line"] for v in r["result"]["violations"]] == pushed)
+        os.unlink(go)
 
         # The effective policy and where it came from.
         pol = srv.result("session/policy", {"sessionId": "S"})

@@ -51,6 +51,7 @@ interface Running {
   stdout: Uint8Array[];
   stderr: Uint8Array[];
   o: ExecOptions;
+  text: string;
 }
 
 function b64(data: string | Uint8Array): string {
@@ -183,9 +184,9 @@ export class WaveboxClient {
     if (o.timeoutMs !== undefined) params.timeoutMs = o.timeoutMs;
     if (o.approve) params.approve = true;
     if (o.dangerouslyDisableSandbox) params.dangerouslyDisableSandbox = true;
-    const run: Running = { stdout: [], stderr: [], o };
-    this.running.set(processId, run);
     const text = Array.isArray(command) ? command.join(" ") : command;
+    const run: Running = { stdout: [], stderr: [], o, text };
+    this.running.set(processId, run);
     const result = this.request("command/exec", params).then(
       (r) => {
         this.running.delete(processId);
@@ -250,6 +251,14 @@ export class WaveboxClient {
       } else {
         run.stdout.push(bytes);
         run.o.onStdout?.(bytes);
+      }
+      return;
+    }
+    if (m.method === "command/exec/violation") {
+      const run = this.running.get(m.params?.processId);
+      if (run?.o.onViolation) {
+        const [e] = toEvents([m.params.violation], run.text, m.params.processId);
+        run.o.onViolation(e);
       }
       return;
     }

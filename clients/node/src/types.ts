@@ -77,6 +77,8 @@ export interface ExecOptions {
   timeoutMs?: number;
   onStdout?: (chunk: Uint8Array) => void;
   onStderr?: (chunk: Uint8Array) => void;
+  /** Each refusal as it happens (the result lists them all again at the end). */
+  onViolation?: (v: SandboxViolationEvent) => void;
   /** What wavebox says while it plans and runs the command ("warning" | "error"). */
   onMessage?: (level: string, message: string) => void;
   /** The user approved an ask rule for this command. */

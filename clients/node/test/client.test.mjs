@@ -102,7 +102,9 @@ test("WaveboxClient: sessions, output, stdin, streaming, violations, timeouts, d
     assert.equal(Buffer.from(r.stdout).toString(), "hi\n");
     assert.equal(readFileSync(join(ws, "note"), "utf8"), "hi\n");
 
-    r = await s.exec(["touch", join(outside, "direct")]);
+    const live = [];
+    r = await s.exec(["touch", join(outside, "direct")], { onViolation: (v) => live.push(v.line) });
+    assert.deepEqual(live, [`deny file-write ${join(outside, "direct")}`]);
     assert.notEqual(r.exitCode, 0);
     assert.equal(existsSync(join(outside, "direct")), false);
     assert.ok(r.violations.some((v) => v.line === `deny file-write ${join(outside, "direct")}`), JSON.stringify(r.violations));
