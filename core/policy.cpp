@@ -109,12 +109,18 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
       continue;
     }
     const std::string dir = paths::normalize(e);
-    for (const auto& w : p.writable) {
-      if (paths::is_within(dir, w.path)) {
-        add_guard(p.deny_write,
-                  {dir, LeafType::kDir, true, "", "on your PATH: your shell would run what a command leaves there"});
-        break;
-      }
+    // A root given as a glob covers what it matches when the run starts: its fixed part decides.
+    auto under = [&](const std::string& root) {
+      const size_t g = root.find_first_of("*?[");
+      const std::string fixed = g == std::string::npos ? root : paths::parent(root.substr(0, g) + "x");
+      return paths::is_within(dir, fixed);
+    };
+    const bool inside =
+        std::any_of(p.writable.begin(), p.writable.end(), [&](const WritableRoot& w) { return under(w.path); }) ||
+        std::any_of(ctx.writable_real.begin(), ctx.writable_real.end(), under);
+    if (inside) {
+      add_guard(p.deny_write,
+                {dir, LeafType::kDir, true, "", "on your PATH: your shell would run what a command leaves there"});
     }
   }
 

@@ -43,6 +43,9 @@ struct PolicyContext {
   // The caller's PATH, as its entries: a directory on it inside a writable root is guarded (the
   // user's shell runs what is left there, before the system's programs).
   std::vector<std::string> path_entries;
+  // The writable roots as the file system resolves them (an allowWrite that is a link): a PATH
+  // directory under one of these is under the root.
+  std::vector<std::string> writable_real;
 };
 
 struct FsPolicy {

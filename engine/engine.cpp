@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <mutex>
 
 #include "bwrap/plan/plan.hpp"
@@ -231,24 +232,85 @@ static std::vector<std::string> launch_environment(const Settings& s) {
   return env;
 }
 
-// The caller's PATH entries, each also as the file system resolves it: an entry that is a link
-// into the workspace (or lies below one) names the workspace's directory, which is the one to
-// guard. A missing entry resolves through its nearest existing ancestor.
-std::vector<std::string> resolved_path_entries(const std::vector<std::string>& env) {
-  std::vector<std::string> out;
-  for (const auto& e : paths::path_entries(env)) {
-    out.push_back(e);
-    if (e.empty() || e[0] != '/') continue;
-    std::string dir = paths::normalize(e), rest;
-    for (int i = 0; i < 64 && dir != "/"; ++i) {
-      std::string real = sys::real_path_or_empty(dir);
-      if (!real.empty()) {
-        std::string full = rest.empty() ? real : paths::join(real, rest);
-        if (full != paths::normalize(e)) out.push_back(full);
-        break;
+namespace {
+
+std::deque<std::string> components(std::string_view p) {
+  std::deque<std::string> out;
+  size_t i = 0;
+  while (i < p.size()) {
+    size_t j = p.find('/', i);
+    if (j == std::string_view::npos) j = p.size();
+    if (j > i && p.substr(i, j - i) != ".") out.emplace_back(p.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+// Where an absolute PATH entry leads, as the kernel would walk it now: links followed (dangling
+// ones too), ".." taken after the link before it. A missing part is taken as written; when a
+// ".." comes after it, the first missing name is returned as well (what it becomes decides
+// where the entry leads: a link made there later must not be possible).
+void resolve_entry(const std::string& raw, std::vector<std::string>& out) {
+  std::deque<std::string> comps = components(raw);
+  std::string cur = "/", first_missing;
+  bool missing = false, dotdot_after_missing = false;
+  int hops = 0;
+  while (!comps.empty()) {
+    std::string c = std::move(comps.front());
+    comps.pop_front();
+    if (c == "..") {
+      if (missing) dotdot_after_missing = true;
+      cur = paths::parent(cur);
+      continue;
+    }
+    std::string cand = paths::join(cur, c);
+    if (missing) {
+      cur = cand;
+      continue;
+    }
+    struct stat st {};
+    if (::lstat(cand.c_str(), &st) != 0) {
+      missing = true;
+      first_missing = cand;
+      cur = cand;
+      continue;
+    }
+    if (S_ISLNK(st.st_mode)) {
+      char buf[4096];
+      ssize_t n = ::readlink(cand.c_str(), buf, sizeof buf - 1);
+      if (n <= 0 || ++hops > 40) {  // unreadable, or a loop: the name itself, as written
+        cur = cand;
+        continue;
       }
-      rest = rest.empty() ? paths::basename(dir) : paths::join(paths::basename(dir), rest);
-      dir = paths::parent(dir);
+      std::deque<std::string> target = components(std::string_view(buf, static_cast<size_t>(n)));
+      if (buf[0] == '/') cur = "/";
+      comps.insert(comps.begin(), target.begin(), target.end());
+      continue;
+    }
+    cur = cand;
+  }
+  out.push_back(cur);
+  if (dotdot_after_missing) out.push_back(first_missing);
+}
+
+}  // namespace
+
+// The PATH entries of each PATH value ("a:b:c"), each also where it leads on disk: an entry that
+// is a link into the workspace, lies below one, or uses ".." names the directory it leads to,
+// which is the one to guard. "~" leads to home (bash expands it in PATH). Relative entries are
+// kept as written, for the policy to say.
+std::vector<std::string> resolved_path_entries(const std::vector<std::string>& path_values, const std::string& home) {
+  std::vector<std::string> out;
+  for (const auto& value : path_values) {
+    for (const auto& e : paths::path_entries({"PATH=" + value})) {
+      std::string abs = e;
+      if (!home.empty() && (e == "~" || e.rfind("~/", 0) == 0)) abs = home + e.substr(1);
+      if (abs.empty() || abs[0] != '/') {
+        out.push_back(e);
+        continue;
+      }
+      out.push_back(paths::normalize(abs));
+      resolve_entry(abs, out);
     }
   }
   return out;
@@ -293,7 +355,14 @@ Result<PolicyContext> policy_context(const RunRequest& req, const sys::StateDir&
   if (req.settings.sandbox.audit_log) ctx.audit_files.push_back(*req.settings.sandbox.audit_log);
   if (!req.audit_log.empty()) ctx.audit_files.push_back(req.audit_log);
   ctx.extra_writable = req.extra_writable;
-  ctx.path_entries = resolved_path_entries(req.env);
+  ctx.path_entries = resolved_path_entries(req.path_values(), req.home);
+  for (const auto& w : req.settings.sandbox.filesystem.allow_write) {
+    if (std::string r = sys::real_path_or_empty(w); !r.empty()) ctx.writable_real.push_back(r);
+  }
+  for (const auto& w : req.extra_writable) {
+    if (std::string r = sys::real_path_or_empty(w); !r.empty()) ctx.writable_real.push_back(r);
+  }
+  if (std::string r = sys::real_path_or_empty(req.cwd); !r.empty()) ctx.writable_real.push_back(r);
   return ctx;
 }
 

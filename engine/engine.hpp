@@ -92,6 +92,18 @@ struct RunRequest {
   // Each refusal as it happens, once per distinct line, from any thread (serve pushes them to
   // its client); the outcome still lists them all at the end.
   std::function<void(const Violation&)> on_refusal;
+  // The PATH of whoever asked for the run when the command's own differs (serve: the server's,
+  // started by the user's shell; a client may give the command another): guarded as well.
+  std::string host_path;
+  // Every PATH whose directories are guarded: the command's and host_path.
+  std::vector<std::string> path_values() const {
+    std::vector<std::string> v;
+    for (const auto& kv : env) {
+      if (kv.rfind("PATH=", 0) == 0) v.assign(1, kv.substr(5));
+    }
+    if (!host_path.empty()) v.push_back(host_path);
+    return v;
+  }
   // A sandbox made ahead for this request's session (make_standby): the run starts in it when
   // it is what the run would make now (the same plan, the same files under its mounts); else it
   // is dropped and the run made as usual.
@@ -116,8 +128,8 @@ Availability check_availability(const Settings& s, const sys::PlatformInfo& plat
                                 const std::string& state_root);
 
 Availability availability_here(const Settings& s);
-// The PATH of env, each entry also resolved through links (for the guards of core/policy).
-std::vector<std::string> resolved_path_entries(const std::vector<std::string>& env);
+// The entries of these PATH values, each also where it leads on disk (for core/policy's guards).
+std::vector<std::string> resolved_path_entries(const std::vector<std::string>& path_values, const std::string& home);
 // Why a command the decision lets run would still not run on this machine (a sandbox that
 // cannot start, or one the settings require that is unavailable); "" when it would run.
 std::string wont_run_here(const Settings& s, const Decision& d);

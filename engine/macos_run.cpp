@@ -86,7 +86,7 @@ Result<MacRun> plan_macos(const RunRequest& req) {
   ctx.tmpdir = m.tmpdir;
   ctx.settings_files = req.settings_files;
   ctx.extra_writable = req.extra_writable;
-  ctx.path_entries = resolved_path_entries(req.env);
+  ctx.path_entries = resolved_path_entries(req.path_values(), home);
   if (!m.facts.helper.empty()) ctx.program_files.push_back(m.facts.helper);
   if (s.sandbox.audit_log) ctx.audit_files.push_back(*s.sandbox.audit_log);
   if (!req.audit_log.empty()) ctx.audit_files.push_back(req.audit_log);

@@ -707,6 +707,9 @@ engine::RunRequest Server::exec_request(const json& p, const SessionPolicy& poli
   if (!sys::is_dir(req.cwd)) throw RpcError{kInvalidParams, fmt::format("cwd \"{}\" is not a directory", req.cwd)};
   req.home = cfg_.home;
   req.env = cfg_.env;
+  for (const auto& kv : cfg_.env) {
+    if (kv.rfind("PATH=", 0) == 0) req.host_path = kv.substr(5);  // guarded whatever env the client gives
+  }
   if (const json* env = member(p, "env")) {
     if (!env->is_object()) throw RpcError{kInvalidParams, "\"env\" must be an object of strings"};
     for (const auto& [k, v] : env->items()) {

@@ -33,6 +33,33 @@ ln -s "$WS" "$SCRATCH/ws-link"
 check "a PATH entry that is a link into the workspace: its target is guarded" test ! -e "$WS/linked/ls"
 check "a PATH entry below a link into the workspace: guarded, though missing" test ! -e "$WS/deep/bin/ls"
 
+# Entries the kernel walks differently from their text (found by attacking the rule).
+plant() {  # plant DESCRIPTION PATH-ENTRY [settings] -- script (run in the workspace)
+  local what=$1 entry=$2; shift 2
+  local set=(); if [ "$1" != -- ]; then set=(--settings "$1"); shift; fi; shift
+  (cd "$WS" && PATH="$entry:/usr/bin:/bin" "$WAVEBOX" run "${set[@]}" -- sh -c "$1" >/dev/null 2>&1)
+}
+plant dotdot "$WS/sub/../dd" -- 'mkdir -p x/y x/dd; ln -s x/y sub; echo evil > x/dd/ls'
+check "an entry with .. after a missing name: that name cannot be made (the entry cannot be led elsewhere)" \
+  bash -c '[ ! -e "$0/sub" ] && [ ! -L "$0/sub" ]' "$WS"
+mkdir -p "$SCRATCH/g/bin"
+printf '{"sandbox":{"enabled":true,"filesystem":{"allowWrite":["%s/g/*"]}}}' "$SCRATCH" > "$SCRATCH/glob.json"
+plant glob "$SCRATCH/g/bin" "$SCRATCH/glob.json" -- "echo evil > '$SCRATCH/g/bin/ls'"
+check "a PATH directory inside an allowWrite glob is guarded" test ! -e "$SCRATCH/g/bin/ls"
+mkdir -p "$SCRATCH/wr/bin"; ln -s "$SCRATCH/wr" "$SCRATCH/wl"
+printf '{"sandbox":{"enabled":true,"filesystem":{"allowWrite":["%s/wl"]}}}' "$SCRATCH" > "$SCRATCH/wl.json"
+plant linkroot "$SCRATCH/wr/bin" "$SCRATCH/wl.json" -- "echo evil > '$SCRATCH/wr/bin/ls'"
+check "a PATH directory inside an allowWrite that is a link is guarded" test ! -e "$SCRATCH/wr/bin/ls"
+plant tilde "~/proj/tbin" -- 'mkdir -p tbin; echo evil > tbin/ls'
+check "a ~ entry (bash expands it) is guarded" test ! -e "$WS/tbin/ls"
+ln -s "$WS/dangle" "$SCRATCH/dl"
+plant dangling "$SCRATCH/dl" -- 'mkdir -p dangle; echo evil > dangle/ls'
+check "an entry that is a dangling link into the workspace: its target is guarded" test ! -e "$WS/dangle/ls"
+deep=$(printf 'x/%.0s' $(seq 1 70))
+ln -s "$WS" "$SCRATCH/l6"
+plant deep "$SCRATCH/l6/${deep}bin" -- "mkdir -p '${deep}bin' && echo evil > '${deep}bin/ls'"
+check "a deep missing entry below a link: guarded" test ! -e "$WS/${deep}bin/ls"
+
 OUT=$(cd "$WS" && PATH=".:/usr/bin:/bin" "$WAVEBOX" run -- true 2>&1)
 check "a relative PATH entry is said" grep -q 'PATH holds the relative entry "\."' <<<"$OUT"
 OUT=$(cd "$WS" && PATH="/usr/local/bin:/usr/bin:/bin" "$WAVEBOX" run -- true 2>&1)

@@ -26,7 +26,7 @@ def main():
     settings = os.path.join(base, "s.json")
     open(settings, "w").write('{"sandbox":{"enabled":true,"filesystem":{"denyRead":["%s/secret"]},'
                               '"network":{"allowedDomains":["example.com"]}}}' % base)
-    srv = Server(WAVEBOX, env=dict(os.environ, HOME=home, PATH=".:/usr/local/bin:/usr/bin:/bin"), cwd=base)
+    srv = Server(WAVEBOX, env=dict(os.environ, HOME=home, PATH=f".:{ws}/sbin:/usr/local/bin:/usr/bin:/bin"), cwd=base)
     try:
         srv.result("initialize", {})
         srv.result("session/open", {"sessionId": "S", "cwd": ws, "settingsPaths": [settings]})
@@ -84,6 +84,11 @@ def main():
         check("... an ignored line is not pushed", not any("/ignored-" in l for l in pushed))
         check("... and the answer lists the same", [v["line"] for v in r["result"]["violations"]] == pushed)
         os.unlink(go)
+
+        # The server's PATH stays guarded whatever PATH a client gives a command.
+        srv.result("command/exec", {"sessionId": "S", "commandLine": "mkdir -p sbin; echo x > sbin/ls",
+                                    "env": {"PATH": "/usr/bin:/bin"}})
+        check("a client's env PATH does not unguard the server's PATH", not os.path.exists(os.path.join(ws, "sbin", "ls")))
 
         # The effective policy and where it came from.
         pol = srv.result("session/policy", {"sessionId": "S"})
