@@ -276,6 +276,8 @@ void resolve_entry(const std::string& raw, std::vector<std::string>& out) {
       continue;
     }
     if (S_ISLNK(st.st_mode)) {
+      // The link itself is guarded too: re-pointed, it would lead the entry elsewhere.
+      out.push_back(cand);
       char buf[4096];
       ssize_t n = ::readlink(cand.c_str(), buf, sizeof buf - 1);
       if (n <= 0 || ++hops > 40) {  // unreadable, or a loop: the name itself, as written

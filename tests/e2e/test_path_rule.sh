@@ -60,6 +60,16 @@ ln -s "$WS" "$SCRATCH/l6"
 plant deep "$SCRATCH/l6/${deep}bin" -- "mkdir -p '${deep}bin' && echo evil > '${deep}bin/ls'"
 check "a deep missing entry below a link: guarded" test ! -e "$WS/${deep}bin/ls"
 
+# A link inside the workspace on the way to a PATH directory: re-pointed, it would lead the entry
+# elsewhere; it cannot be pinned, so the run is refused (fail closed), saying why.
+mkdir -p "$WS/real/bin"; ln -s real "$WS/lnk"
+OUT=$(cd "$WS" && PATH="$WS/lnk/bin:/usr/bin:/bin" "$WAVEBOX" run -- sh -c 'rm lnk; mkdir -p evil/bin; ln -s evil lnk; echo x > evil/bin/ls' 2>&1)
+RC=$?
+check "a link on the way to a PATH directory: the run is refused (125), saying so" \
+  bash -c '[ "$0" -eq 125 ] && grep -q "lnk.*symbolic link" <<<"$1"' "$RC" "$OUT"
+check "... and nothing was planted" bash -c '[ ! -e "$0/evil" ] && [ "$(readlink "$0/lnk")" = real ]' "$WS"
+rm -rf "$WS/lnk" "$WS/real"
+
 OUT=$(cd "$WS" && PATH=".:/usr/bin:/bin" "$WAVEBOX" run -- true 2>&1)
 check "a relative PATH entry is said" grep -q 'PATH holds the relative entry "\."' <<<"$OUT"
 OUT=$(cd "$WS" && PATH="/usr/local/bin:/usr/bin:/bin" "$WAVEBOX" run -- true 2>&1)
