@@ -164,7 +164,10 @@ test("WaveboxClient: sessions, output, stdin, streaming, violations, timeouts, d
   }
 });
 
-test.after(() => rmSync(scratch, { recursive: true, force: true }));
+test.after(async () => {
+  await SandboxManager.reset();  // this client's own directory, whatever a failed test left
+  rmSync(scratch, { recursive: true, force: true });
+});
 
 test("SandboxManager: the client's own directory is not writable by a wrapped command", async () => {
   await SandboxManager.initialize(srtConfig([ws, tmpdir()]));
