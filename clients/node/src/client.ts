@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
 
 import { findWavebox } from "./locate.js";
+import { toEvents } from "./violations.js";
 import type {
   ExecOptions,
   ExecResult,
   NetworkApprovalDecision,
   NetworkApprovalRequest,
-  SandboxViolationEvent,
 } from "./types.js";
 
 export interface ClientOptions {
@@ -58,21 +58,6 @@ function b64(data: string | Uint8Array): string {
   return Buffer.from(data).toString("base64");
 }
 
-function toEvents(list: any[] | undefined, command: string, processId: string): SandboxViolationEvent[] {
-  const when = new Date();
-  return (list ?? []).map((v) => ({
-    line: String(v.line ?? ""),
-    operation: v.operation,
-    target: v.target,
-    reason: v.reason,
-    code: v.code,
-    rule: v.rule ?? null,
-    command,
-    encodedCommand: Buffer.from(command, "utf8").toString("base64"),
-    executionId: processId,
-    timestamp: when,
-  }));
-}
 
 /** One `wavebox serve --stdio`: sessions, each with its own directory and settings. */
 export class WaveboxClient {

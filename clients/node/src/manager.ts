@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 
 import { findWavebox, shQuote } from "./locate.js";
-import type { SandboxDependencyCheck, SandboxRuntimeConfig, SandboxViolationEvent } from "./types.js";
-import { SandboxViolationStore, encodeCommand } from "./violations.js";
+import type { SandboxDependencyCheck, SandboxRuntimeConfig } from "./types.js";
+import { SandboxViolationStore, toEvents } from "./violations.js";
 
 /** srt's ask callback (a host on neither list). A command line from wrapWithSandbox runs on its
  * own, so such hosts are refused there (the direct API's onNetworkApproval can ask). */
@@ -101,21 +101,7 @@ function collect(): void {
       continue;
     }
     rmSync(r.file, { force: true });
-    for (const v of (outcome.violations ?? []) as any[]) {
-      const e: SandboxViolationEvent = {
-        line: String(v.line ?? ""),
-        operation: v.operation,
-        target: v.target,
-        reason: v.reason,
-        code: v.code,
-        rule: v.rule ?? null,
-        command: r.command,
-        encodedCommand: encodeCommand(r.command),
-        executionId: r.id,
-        timestamp: new Date(),
-      };
-      store.addViolation(e);
-    }
+    for (const e of toEvents(outcome.violations, r.command, r.id)) store.addViolation(e);
   }
   s.reports = left;
 }

@@ -5,6 +5,23 @@ export function encodeCommand(command: string): string {
   return Buffer.from(command, "utf8").toString("base64");
 }
 
+/** wavebox's refusals (docs/outcome.schema.json's violations) as events of one command. */
+export function toEvents(list: any[] | undefined, command: string, executionId: string): SandboxViolationEvent[] {
+  const when = new Date();
+  return (list ?? []).map((v) => ({
+    line: String(v.line ?? ""),
+    operation: v.operation,
+    target: v.target,
+    reason: v.reason,
+    code: v.code,
+    rule: v.rule ?? null,
+    command,
+    encodedCommand: encodeCommand(command),
+    executionId,
+    timestamp: when,
+  }));
+}
+
 type Listener = (violations: SandboxViolationEvent[]) => void;
 
 /** The latest refusals, newest last, with listeners: srt's SandboxViolationStore shape. */
