@@ -130,6 +130,14 @@ wb hooks uninstall --claude --project
 check "edited after install: the user's edit stays, our entry leaves" \
   bash -c 'grep -q "\"A\"" "$0" && ! grep -q "hook claude" "$0"' "$WS/.claude/settings.json"
 
+# The install record (the bytes uninstall writes back) is not writable in a run, home writable or not.
+wb hooks install --claude
+printf '{"sandbox":{"enabled":true,"filesystem":{"allowWrite":["~"]}}}' > "$SCRATCH/homew.json"
+before=$(cat "$HOME/.config/wavebox/hooks-installed.json")
+wb run --settings "$SCRATCH/homew.json" -- sh -c 'echo "{}" > ~/.config/wavebox/hooks-installed.json'
+check "a run cannot rewrite the hooks' install record" [ "$(cat "$HOME/.config/wavebox/hooks-installed.json")" = "$before" ]
+wb hooks uninstall --claude
+
 # A hook file that is not JSON is never rewritten.
 printf '{ not json' > "$HOME/.cursor/hooks.json"
 wb hooks install --cursor
