@@ -12,11 +12,11 @@ if(MUSL_GCC)
   endif()
 endif()
 
-# wb_static_c_program(TARGET name OUTPUT path-in-build-tree SOURCE file [DEPENDS headers...]
+# wb_static_c_program(TARGET name OUTPUT path-in-build-tree SOURCES file... [DEPENDS headers...]
 #                     [DEFINES NAME=VALUE...] [NOT_EXECUTABLE])
 # NOT_EXECUTABLE: the file is left mode 0644 (one only to install, with install(PROGRAMS)).
 function(wb_static_c_program)
-  cmake_parse_arguments(A "NOT_EXECUTABLE" "TARGET;OUTPUT;SOURCE" "DEPENDS;DEFINES" ${ARGN})
+  cmake_parse_arguments(A "NOT_EXECUTABLE" "TARGET;OUTPUT" "SOURCES;DEPENDS;DEFINES" ${ARGN})
   set(out ${CMAKE_BINARY_DIR}/${A_OUTPUT})
   set(mode_cmd)
   if(A_NOT_EXECUTABLE)
@@ -33,13 +33,13 @@ function(wb_static_c_program)
       OUTPUT ${out}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${out_dir}
       COMMAND ${MUSL_GCC} -std=gnu11 -O2 -Wall -Wextra -static ${WB_UAPI} -I${CMAKE_SOURCE_DIR} ${defs} -o ${out}
-              ${A_SOURCE} ${mode_cmd}
-      DEPENDS ${A_SOURCE} ${A_DEPENDS}
+              ${A_SOURCES} ${mode_cmd}
+      DEPENDS ${A_SOURCES} ${A_DEPENDS}
       COMMENT "Building ${A_OUTPUT} with musl"
       VERBATIM)
     add_custom_target(${A_TARGET} ALL DEPENDS ${out})
   else()
-    add_executable(${A_TARGET} ${A_SOURCE})
+    add_executable(${A_TARGET} ${A_SOURCES})
     target_compile_definitions(${A_TARGET} PRIVATE ${A_DEFINES})
     target_link_options(${A_TARGET} PRIVATE -static)
     set_target_properties(${A_TARGET} PROPERTIES OUTPUT_NAME ${out_name} RUNTIME_OUTPUT_DIRECTORY ${out_dir})

@@ -24,6 +24,10 @@ check netproxy 'core|netproxy'
 check engine 'core|bwrap|netproxy|seatbelt|engine'
 check serve 'core|engine|serve'
 check cli 'core|bwrap|seatbelt|engine|serve|cli'
+# The shim (C, static, linked with no library of ours) includes only its own headers.
+while IFS= read -r line; do
+  echo "forbidden include: $line"; fail=1
+done < <(grep -HnE '#include "' bwrap/shim/*.c bwrap/shim/*.h 2>/dev/null | grep -vE '#include "bwrap/shim/[a-z]+\.h"')
 # The launcher (C, static) shares only the shim's wire header.
 while IFS= read -r line; do
   echo "forbidden include: $line"; fail=1

@@ -134,7 +134,7 @@ struct ExecRequest {
   bool* timed_out = nullptr;  // set when the timeout ended the sandbox
   const Logger* log = nullptr;
   std::string limits = "0:0:0";  // CPU seconds : processes : memory MB for the command (0 = none)
-  // Receives the listener of the shim's seccomp program (bwrap/shim/shim.c).
+  // Receives the listener of the shim's seccomp program (bwrap/shim/init.c).
   Observer* observer = nullptr;
   // An interactive run's terminal of its own (bwrap/launch/terminal.hpp): stdio holds its slave; the
   // supervision loop relays its master to the caller's terminal, raw while the command runs.

@@ -38,7 +38,7 @@ Status receive_listeners(NetnsChild& child);
 // Sets bwrap_pid and waits until bwrap is exec'd there, or reports the step that failed.
 Status await_bwrap(NetnsChild& child);
 
-// Starts `wavebox-shim keeper` (see bwrap/shim/shim.c), which creates the namespaces and execs argv
+// Starts `wavebox-shim keeper` (see bwrap/shim/keeper.c), which creates the namespaces and execs argv
 // (bwrap) in them at once; bwrap then waits for its arguments (`--args` on a pipe the caller
 // fills, before or once it has planned). Returns at once. dups: (from, to) pairs applied before; every other
 // fd >= close_from closed. join: cgroup.procs descriptors the child writes "0" to first.

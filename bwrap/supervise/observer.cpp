@@ -150,7 +150,7 @@ bool Observer::receive_listener() {
     log_->info(fmt::format("{} of {} read masks are FUSE filesystems (the rest report from stderr only)", fuse_.size(),
                            fuse_.expected()));
   }
-  // The shim waits for this before it starts the command (see bwrap/shim/shim.c).
+  // The shim waits for this before it starts the command (see bwrap/shim/init.c).
   char ack = WB_WORD_ACK;
   (void)!::send(ours_.get(), &ack, 1, MSG_NOSIGNAL);
   return true;
