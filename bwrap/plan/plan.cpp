@@ -339,9 +339,17 @@ void Planner::mounts() {
   for (const auto& r : rw_) ops.push_back({MountKind::kRwBind, r});
   std::set<std::string> pins;
   for (const auto& p : ro_) {
-    // Inside another guard already: its mount covers this one.
-    bool covered =
-        std::any_of(ro_.begin(), ro_.end(), [&](const std::string& q) { return q != p && paths::is_within(p, q); });
+    // Inside another guard already: its mount covers this one, unless a writable root lies
+    // between the two (the cache dir inside wavebox's guarded caches), whose bind is placed over
+    // the outer guard.
+    auto root_between = [&](const std::string& q) {
+      return std::any_of(rw_.begin(), rw_.end(), [&](const std::string& r) {
+        return r != q && paths::is_within(r, q) && paths::is_within(p, r);
+      });
+    };
+    bool covered = std::any_of(ro_.begin(), ro_.end(), [&](const std::string& q) {
+      return q != p && paths::is_within(p, q) && !root_between(q);
+    });
     if (covered) continue;
     if (rules_.visible(p) && within_any(p, rw_)) {
       ops.push_back({MountKind::kRoBind, p});

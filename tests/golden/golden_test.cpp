@@ -379,3 +379,26 @@ TEST_CASE("plan: mode strict builds an empty root holding only the system trees,
   CHECK(args.find("/home/u/.netrc") == std::string::npos);
   check_golden("plan_strict", args);
 }
+
+TEST_CASE("plan: a guard inside another guard stays when a writable root lies between them") {
+  // The package cache (writable) inside wavebox's guarded caches folder: a guard inside the cache
+  // is not covered by the outer guard, whose mount the cache's own bind lies over.
+  FsPolicy pol;
+  pol.writable = {{"/w", false}, {"/w/caches/abc", false, true}};
+  pol.deny_write = {{"/w/caches", LeafType::kDir, true, ""}, {"/w/caches/abc/bin", LeafType::kDir, true, ""}};
+  LinuxFacts f;
+  fact(f, "/w", PathKind::kDir);
+  fact(f, "/w/caches", PathKind::kDir);
+  fact(f, "/w/caches/abc", PathKind::kDir);
+  fact(f, "/w/caches/abc/bin", PathKind::kDir);
+  auto plan = plan_mounts(pol, f);
+  REQUIRE(plan.ok());
+  CHECK_FALSE(write_allowed(*plan, "/w/caches/abc/bin/x"));
+  CHECK_FALSE(write_allowed(*plan, "/w/caches/other"));
+  CHECK(write_allowed(*plan, "/w/caches/abc/y"));
+  // Without a root between them the inner guard is covered, and needs no mount of its own.
+  pol.writable = {{"/w", false}};
+  auto plain = plan_mounts(pol, f);
+  REQUIRE(plain.ok());
+  CHECK_FALSE(write_allowed(*plain, "/w/caches/abc/bin/x"));
+}
