@@ -77,6 +77,7 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
   }
   if (!p.enabled) return p;
   p.strict = s.mode == Mode::kStrict;
+  if (p.strict) p.visible = ctx.visible;
   if (s.mode == Mode::kPermissive) {
     p.warnings.push_back(
         "mode \"permissive\" is for troubleshooting only: credential files in home are readable and "
@@ -198,6 +199,80 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
     if (!paths::has_glob(w)) p.scan_roots.push_back(w);
   }
   return p;
+}
+
+}  // namespace wb
+
+namespace wb {
+
+FsPolicy with_findings(const FsPolicy& given, const Findings& found) {
+  FsPolicy planned = given;
+  planned.deny_write.insert(planned.deny_write.end(), found.deny_write.begin(), found.deny_write.end());
+  for (const auto& w : found.writable) planned.writable.push_back({w, false});
+  planned.zones.insert(planned.zones.end(), found.zones.begin(), found.zones.end());
+  return planned;
+}
+
+namespace {
+
+// Each value with its length first: no two lists of fields give the same text.
+void add(std::string& k, const std::string& s) {
+  k += std::to_string(s.size());
+  k += ':';
+  k += s;
+}
+void add(std::string& k, bool b) {
+  k += b ? '1' : '0';
+}
+void add(std::string& k, LeafType t) {
+  k += t == LeafType::kDir ? 'd' : 'f';
+}
+void add(std::string& k, const WritableRoot& w) {
+  const auto& [path, optional, over_guard] = w;
+  add(k, path);
+  add(k, optional);
+  add(k, over_guard);
+}
+void add(std::string& k, const GuardedPath& g) {
+  const auto& [path, type, stub_if_missing, stub_content, why] = g;
+  add(k, path);
+  add(k, type);
+  add(k, stub_if_missing);
+  add(k, stub_content);
+  add(k, why);
+}
+void add(std::string& k, const FsPolicy::Zone& z);
+template <typename T>
+void add(std::string& k, const std::vector<T>& list) {
+  k += '[' + std::to_string(list.size());
+  for (const auto& item : list) add(k, item);
+  k += ']';
+}
+void add(std::string& k, const FsPolicy::Zone& z) {
+  const auto& [dir, carve, why] = z;
+  add(k, dir);
+  add(k, carve);
+  add(k, why);
+}
+
+}  // namespace
+
+std::string policy_key(const FsPolicy& policy) {
+  const auto& [enabled, host_proc, writable, deny_write, deny_read, allow_read, scan_roots, zones, warnings, strict,
+               visible] = policy;
+  std::string k;
+  add(k, enabled);
+  add(k, host_proc);
+  add(k, writable);
+  add(k, deny_write);
+  add(k, deny_read);
+  add(k, allow_read);
+  add(k, scan_roots);
+  add(k, zones);
+  add(k, warnings);
+  add(k, strict);
+  add(k, visible);
+  return k;
 }
 
 }  // namespace wb

@@ -46,6 +46,9 @@ struct PolicyContext {
   // The writable roots as the file system resolves them (an allowWrite that is a link): a PATH
   // directory under one of these is under the root.
   std::vector<std::string> writable_real;
+  // Mode strict: what the backend shows besides the writable roots and allowRead (the system
+  // trees, the command wherever it was found, the helper that starts it).
+  std::vector<std::string> visible;
 };
 
 struct FsPolicy {
@@ -75,6 +78,21 @@ struct FsPolicy {
 };
 
 FsPolicy make_fs_policy(const SandboxSettings& settings, const PolicyContext& ctx, bool network_only);
+
+// What the workspace scan found (its own value: the policy as given is never changed): the
+// guards for protected names and repositories it met, the writable trees they need (a worktree's
+// main .git), the zones of new repositories' modules/.
+struct Findings {
+  std::vector<GuardedPath> deny_write;
+  std::vector<std::string> writable;
+  std::vector<FsPolicy::Zone> zones;
+};
+// The policy a run is planned with: the given one and what the scan found, as a new value.
+FsPolicy with_findings(const FsPolicy& given, const Findings& found);
+// Every field of the policy (and of its parts) in one text, for keys that must change when any
+// field does (the kept plan's). Each field is taken by a structured binding: a field added to
+// FsPolicy, WritableRoot, GuardedPath or Zone fails to compile here until it is in the text.
+std::string policy_key(const FsPolicy& policy);
 
 // Why a refused write of path was refused, for the violations block, when a guard covers it:
 // "protected: <the deepest guard's reason>; change it outside the sandbox". "" when no guard

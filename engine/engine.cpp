@@ -170,21 +170,19 @@ Status plan_linux(Internal& in, const sys::StateDir& state, const sys::BwrapInfo
   }
   std::copy(std::begin(req.stdio), std::end(req.stdio), run.stdio);
   run.own_terminal = req.own_terminal;
-  const PolicyContext ctx = WB_TRY(policy_context(req, state));
-  run.policy = make_fs_policy(s.sandbox, ctx, req.network_only);
-  for (const auto& w : run.policy.warnings) req.log->warn(w);
+  PolicyContext ctx = WB_TRY(policy_context(req, state));
   std::vector<std::string> pass = s.sandbox.pass_environment;
   pass.insert(pass.end(), req.pass_env.begin(), req.pass_env.end());
   run.env =
       sandbox_env(req.env, ctx.tmpdir, ctx.cache_dir, pass, s.sandbox.mode == Mode::kPermissive, *req.log, &s.sandbox);
   run.exe = WB_TRY(find_command(req.argv, req.cwd, run.env));
-  if (run.policy.strict) {
-    // Mode strict: the system trees, the command itself (wherever it was found) and the shim
-    // bwrap starts inside; the planner adds the writable roots and allowRead.
-    run.policy.visible = lnx::strict_system_paths();
-    run.policy.visible.push_back(run.exe);
-    if (std::string shim = lnx::shim_path(); !shim.empty()) run.policy.visible.push_back(shim);
-  }
+  // Mode strict: the system trees, the command itself (wherever it was found) and the shim
+  // bwrap starts inside; the planner adds the writable roots and allowRead.
+  ctx.visible = lnx::strict_system_paths();
+  ctx.visible.push_back(run.exe);
+  if (std::string shim = lnx::shim_path(); !shim.empty()) ctx.visible.push_back(shim);
+  run.policy = make_fs_policy(s.sandbox, ctx, req.network_only);
+  for (const auto& w : run.policy.warnings) req.log->warn(w);
   run.command = req.argv;
   run.bwrap = bwrap.path;
   std::copy(std::begin(bwrap.version), std::end(bwrap.version), run.bwrap_version);

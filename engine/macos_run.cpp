@@ -90,10 +90,29 @@ Result<MacRun> plan_macos(const RunRequest& req) {
   if (!m.facts.helper.empty()) ctx.program_files.push_back(m.facts.helper);
   if (s.sandbox.audit_log) ctx.audit_files.push_back(*s.sandbox.audit_log);
   if (!req.audit_log.empty()) ctx.audit_files.push_back(req.audit_log);
-  FsPolicy fs = make_fs_policy(s.sandbox, ctx, req.network_only);
-  for (const auto& w : fs.warnings) req.log->warn(w);
+  std::vector<std::string> pass = s.sandbox.pass_environment;
+  pass.insert(pass.end(), req.pass_env.begin(), req.pass_env.end());
+  m.env = sandbox_env(req.env, m.tmpdir, m.cache_dir, pass, s.sandbox.mode == Mode::kPermissive, *req.log, &s.sandbox);
+  auto found = find_command(req.argv, req.cwd, m.env);
+  if (found.ok()) {
+    m.exe = *found;
+  } else if (req.plan_only && found.error().kind == ErrorKind::kNotFound) {
+    // Planning for another system: the command is looked up there.
+    const std::string& a0 = req.argv[0];
+    m.exe = a0.find('/') == std::string::npos || a0[0] == '/' ? a0 : paths::join(req.cwd, a0);
+  } else {
+    return found.error();
+  }
+  // Mode strict: the command and the helper that starts it are shown besides the system trees.
+  ctx.visible.push_back(m.exe);
+  if (!m.facts.helper.empty()) ctx.visible.push_back(m.facts.helper);
+  const FsPolicy given = make_fs_policy(s.sandbox, ctx, req.network_only);
+  for (const auto& w : given.warnings) req.log->warn(w);
   // Globs cover what they match when the run starts, as on Linux.
-  for (const auto& w : lnx::expand_globs(fs)) req.log->warn(w);
+  std::vector<std::string> notes;
+  const FsPolicy fs = lnx::expand_globs(given, notes);
+  for (const auto& w : notes) req.log->warn(w);
+  Findings findings;  // the found guards go to the profile apart (in.found); the rest joins the policy
   seatbelt::ProfileInput& in = m.input;
   // Nested repositories and editor folders: the scan of the writable trees, on the Mac at the
   // start of the run (a profile cannot learn of them later). `wrap` scans as well, so that it
@@ -125,27 +144,10 @@ Result<MacRun> plan_macos(const RunRequest& req) {
     in.repositories = g.repo_dirs;
     m.git_dirs = g.git_dirs;
     m.scan_roots = fs.scan_roots;
-    for (const auto& z : g.zones) fs.zones.push_back(z);
-    for (const auto& w : g.writable) fs.writable.push_back({w, false});
+    findings.zones = g.zones;
+    findings.writable = g.writable;
   }
-  std::vector<std::string> pass = s.sandbox.pass_environment;
-  pass.insert(pass.end(), req.pass_env.begin(), req.pass_env.end());
-  m.env = sandbox_env(req.env, m.tmpdir, m.cache_dir, pass, s.sandbox.mode == Mode::kPermissive, *req.log, &s.sandbox);
-  auto found = find_command(req.argv, req.cwd, m.env);
-  if (found.ok()) {
-    m.exe = *found;
-  } else if (req.plan_only && found.error().kind == ErrorKind::kNotFound) {
-    // Planning for another system: the command is looked up there.
-    const std::string& a0 = req.argv[0];
-    m.exe = a0.find('/') == std::string::npos || a0[0] == '/' ? a0 : paths::join(req.cwd, a0);
-  } else {
-    return found.error();
-  }
-  if (fs.strict) {
-    fs.visible.push_back(m.exe);
-    if (!m.facts.helper.empty()) fs.visible.push_back(m.facts.helper);
-  }
-  in.fs = std::move(fs);
+  in.fs = with_findings(fs, findings);
   in.command = m.exe;
   in.helper = m.facts.helper;
   in.tmpdir = m.tmpdir;

@@ -249,8 +249,8 @@ PathFact probe_path(const std::string& path, RealPaths& real_paths, Listings& li
 
 }  // namespace
 
-std::vector<std::string> expand_globs(FsPolicy& policy) {
-  std::vector<std::string> notes;
+FsPolicy expand_globs(const FsPolicy& given, std::vector<std::string>& notes) {
+  FsPolicy policy = given;
   // Write rules: what matches now is guarded (or writable); what is created later to match is
   // not (Linux binds concrete paths), which is said once per rule.
   std::vector<GuardedPath> deny_write;
@@ -300,7 +300,7 @@ std::vector<std::string> expand_globs(FsPolicy& policy) {
     for (auto& m : sys::expand_glob(a)) allow.push_back(m);
   }
   policy.allow_read = std::move(allow);
-  return notes;
+  return policy;
 }
 
 void probe_policy_paths(const FsPolicy& policy, LinuxFacts& facts) {

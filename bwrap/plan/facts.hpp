@@ -7,9 +7,9 @@
 
 namespace wb::lnx {
 
-// Replaces glob entries of denyRead/allowRead by the paths they match now (FS-7).
-// Globs in the policy become the paths that match them now; returns what that leaves out, to say.
-std::vector<std::string> expand_globs(FsPolicy& policy);
+// The policy with each glob replaced by the paths that match it now, a new value (the given one
+// is not changed); notes: what that leaves out, to say.
+FsPolicy expand_globs(const FsPolicy& given, std::vector<std::string>& notes);
 // Probes every path the policy names that facts.paths does not hold yet (lstat, resolution).
 void probe_policy_paths(const FsPolicy& policy, LinuxFacts& facts);
 

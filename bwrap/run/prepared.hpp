@@ -23,6 +23,10 @@
 namespace wb::lnx {
 
 struct Prepared {
+  // What the plan was made from: the run's policy with its globs expanded (a new value; the
+  // run's stays as given) and the scan's findings (their own value), joined by with_findings.
+  FsPolicy policy;
+  Findings findings;
   std::vector<StubRequest> stub_list;  // for `wrap`: the stubs a run would create
   LinuxFacts facts;
   Plan plan;
@@ -45,7 +49,7 @@ double now_ms();  // a monotonic clock, for the -v timings
 // Probes, scans and plans; with a registry, creates the stubs the plan asks for and plans again
 // (without, `wrap`'s and a standby's planning: the stubs it would need are listed). late: a
 // large tree may be planned from its scan cache and checked while the command starts.
-Result<Prepared> prepare_run(LinuxRun& run, sys::StubRegistry* stubs, bool late);
+Result<Prepared> prepare_run(const LinuxRun& run, sys::StubRegistry* stubs, bool late);
 ExecRequest exec_request(const LinuxRun& run);
 RunSpec spec_for(const LinuxRun& run, ShimMounts mode);
 ShimMounts mount_mode(const Prepared& p, bool mount_api);
@@ -71,14 +75,18 @@ void warn_appeared(const Logger& log, const std::vector<std::string>& missing);
 void report_ends(Observer& observer, const sys::RunCgroup* cgroup, const std::function<void(const Violation&)>& sink);
 void after_run(const LinuxRun& run, Prepared& p, const Observer& observer, const std::vector<std::string>& missing,
                double started_ms);
-// The command in a standby when it fits (bwrap/warm/standby.cpp); nullopt (the standby dropped, run's
-// policy as given) when it does not.
-Result<std::optional<RunOutcome>> run_in_standby(LinuxRun& run, std::shared_ptr<Standby> standby);
+// The run's write observer: p's plan, creation guard and protections' reasons (read when the
+// command runs: p may be filled in after this).
+std::unique_ptr<Observer> make_observer(const LinuxRun& run, const Prepared& p,
+                                        const std::function<void(const Violation&)>& sink);
+// The command in a standby when it fits (bwrap/warm/standby.cpp); nullopt (the standby dropped)
+// when it does not.
+Result<std::optional<RunOutcome>> run_in_standby(const LinuxRun& run, std::shared_ptr<Standby> standby);
 
 // The scan's findings become guards: repositories, protected names, directories it could not
 // read (read-only), hard links and depths it cannot handle (refused). late: a large tree may be
 // planned from its cache and checked while the command starts (p.late).
-Status guard_what_the_scan_found(LinuxRun& run, Prepared& p, bool late);
+Status guard_what_the_scan_found(const LinuxRun& run, const FsPolicy& policy, Prepared& p, bool late);
 // What the check of a cached plan found, given to the supervisor before it answers anything.
 void apply_late(const LinuxRun& run, Prepared& p, Observer& obs);
 // The lists the warnings after the run compare with: the tree as the check saw it.

@@ -48,14 +48,18 @@ double now_ms() {
 
 // Probes, scans and plans; with a registry, creates the stubs the plan asks for and plans again.
 // late: a large tree may be planned from its scan cache and checked while the command starts.
-Result<Prepared> prepare_run(LinuxRun& run, sys::StubRegistry* stubs, bool late) {
+Result<Prepared> prepare_run(const LinuxRun& run, sys::StubRegistry* stubs, bool late) {
   Prepared p;
   if (!run.policy.enabled) {
+    p.policy = run.policy;
     p.plan.filesystem_open = true;  // --network-only: no mounts, no scan, no stubs
     return p;
   }
-  for (const auto& note : expand_globs(run.policy)) run.log->warn(note);
-  WB_TRY(guard_what_the_scan_found(run, p, late));
+  std::vector<std::string> notes;
+  const FsPolicy expanded = expand_globs(run.policy, notes);
+  for (const auto& note : notes) run.log->warn(note);
+  WB_TRY(guard_what_the_scan_found(run, expanded, p, late));
+  p.policy = with_findings(expanded, p.findings);
   p.facts.bwrap_path = run.bwrap;
   std::copy(std::begin(run.bwrap_version), std::end(run.bwrap_version), p.facts.bwrap_version);
   p.facts.placeholder_file = run.state.placeholder;
@@ -63,15 +67,15 @@ Result<Prepared> prepare_run(LinuxRun& run, sys::StubRegistry* stubs, bool late)
   std::map<std::string, PathKind> simulated;  // `wrap`: stubs it would create, as if they existed
   for (int round = 0; round < 4; ++round) {
     if (!stubs) p.facts.paths.clear();  // `wrap` simulates its stubs on fresh facts each round
-    probe_policy_paths(run.policy, p.facts);
+    probe_policy_paths(p.policy, p.facts);
     if (stubs && round == 0) {
       // A path probed as existing may be the stub of a concurrent run in the same workspace:
       // joined, it stays until the last run holding it ends, and is planned as a stub (a stub
       // directory is guarded whole). Unjoined, its run could remove it before our mounts.
       auto guards_under = [&](const std::string& path) {
         auto under = [&](const GuardedPath& g) { return paths::is_within(g.path, path); };
-        return std::any_of(run.policy.deny_write.begin(), run.policy.deny_write.end(), under) ||
-               std::any_of(run.policy.deny_read.begin(), run.policy.deny_read.end(), under);
+        return std::any_of(p.policy.deny_write.begin(), p.policy.deny_write.end(), under) ||
+               std::any_of(p.policy.deny_read.begin(), p.policy.deny_read.end(), under);
       };
       for (auto& joined : stubs->join_registered(guards_under)) p.facts.stubs.insert(std::move(joined));
     }
@@ -87,7 +91,7 @@ Result<Prepared> prepare_run(LinuxRun& run, sys::StubRegistry* stubs, bool late)
         }
       }
     }
-    p.plan = WB_TRY(plan_mounts(run.policy, p.facts));
+    p.plan = WB_TRY(plan_mounts(p.policy, p.facts));
     if (p.plan.stubs.empty()) {
       // The command would start in a directory it may not read: said now, clearly, not as the
       // shim's failure to enter it.
@@ -99,7 +103,7 @@ Result<Prepared> prepare_run(LinuxRun& run, sys::StubRegistry* stubs, bool late)
                                       log::quote(run.cwd)));
       }
       for (const auto& c : p.plan.create_guards) p.guard.add_path(c.path, c.why);
-      for (const auto& z : run.policy.zones) p.guard.add_zone(z.dir, z.carve, z.why);
+      for (const auto& z : p.policy.zones) p.guard.add_zone(z.dir, z.carve, z.why);
       for (const auto& g : p.repo_dirs) p.guard.add_repository(g);
       p.guard.set_roots(p.scan_roots);
       return p;
@@ -453,7 +457,8 @@ std::unique_ptr<Observer> make_observer(const LinuxRun& run, const Prepared& p,
       [&guard](const std::string& path, bool in_new_dir, bool tree) { return guard.refuses(path, in_new_dir, tree); },
       [&guard](const std::string& path) { return guard.moving_refused(path); });
   observer->set_host_proc(run.policy.host_proc);
-  observer->set_explainer([&run](const std::string& path) { return protection_reason(run.policy.deny_write, path); });
+  // (p's policy is the one planned: p is filled in once the plan is made, before the command.)
+  observer->set_explainer([&p](const std::string& path) { return protection_reason(p.policy.deny_write, path); });
   observer->set_unix_sockets_open(run.allow_unix_sockets);
   observer->set_allowed_unix_sockets(run.unix_socket_paths);
   observer->set_logger(run.log);
@@ -564,7 +569,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
     req.late_start = [&p] { p.late->start(); };
   }
   double t1 = now_ms();
-  std::vector<std::string> missing = missing_unstubbed(run.policy, p.facts);
+  std::vector<std::string> missing = missing_unstubbed(p.policy, p.facts);
   for (const auto& w : p.plan.warnings) log.warn(w);
   const bool shim_places = mount_api && shim_can_place(p.plan);
   log.info(fmt::format("prepared in {:.2f} ms: {} mounts (placed by {}{}), {} stubs", t1 - t0, p.plan.mounts.size(),

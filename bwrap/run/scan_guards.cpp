@@ -85,8 +85,8 @@ static std::optional<std::vector<sys::ScanHit>> cached_hits(const Logger& log, c
 // The scan's findings become guards: repositories, protected names, directories it could not
 // read (read-only), hard links and depths it cannot handle (refused). late: a large tree may be
 // planned from its cache and checked while the command starts (p.late).
-Status guard_what_the_scan_found(LinuxRun& run, Prepared& p, bool late) {
-  p.scan_roots = effective_scan_roots(run.policy);
+Status guard_what_the_scan_found(const LinuxRun& run, const FsPolicy& policy, Prepared& p, bool late) {
+  p.scan_roots = effective_scan_roots(policy);
   std::vector<std::string> unreadable, too_deep;
   std::string ws_real = sys::real_path_or_empty(run.cwd);
   std::vector<sys::ScanHit> hits;
@@ -107,12 +107,13 @@ Status guard_what_the_scan_found(LinuxRun& run, Prepared& p, bool late) {
   }
   auto guards = sys::guards_for_hits(hits, ws_real.empty() ? run.cwd : ws_real, run.home);
   for (const auto& g : guards.deny_write) p.scan_guards.insert(g.path);
-  for (auto& g : guards.deny_write) run.policy.deny_write.push_back(std::move(g));
-  for (auto& g : sys::guards_for_user_git_config(run.home)) run.policy.deny_write.push_back(std::move(g));
-  for (auto& w : guards.writable) run.policy.writable.push_back({w, false});
+  Findings& found = p.findings;
+  for (auto& g : guards.deny_write) found.deny_write.push_back(std::move(g));
+  for (auto& g : sys::guards_for_user_git_config(run.home)) found.deny_write.push_back(std::move(g));
+  for (auto& w : guards.writable) found.writable.push_back(std::move(w));
   for (const auto& z : guards.zones) p.scan_guards.insert("zone:" + z.dir);
   for (const auto& r : guards.repo_dirs) p.scan_guards.insert("repo:" + r);
-  for (auto& z : guards.zones) run.policy.zones.push_back(std::move(z));
+  for (auto& z : guards.zones) found.zones.push_back(std::move(z));
   if (!guards.linked.empty()) {
     return make_error(ErrorKind::kSandboxFailed,
                       fmt::format("the protected file \"{}\" has other names (hard links), which would stay writable "
@@ -137,7 +138,7 @@ Status guard_what_the_scan_found(LinuxRun& run, Prepared& p, bool late) {
         fmt::format("cannot read \"{}\" to look for protected files in it, so it is read-only in the "
                     "sandbox; make it readable (chmod u+rx) to have it writable again",
                     log::quote(u)));
-    run.policy.deny_write.push_back({u, LeafType::kDir, true, "", "a directory wavebox could not look into"});
+    found.deny_write.push_back({u, LeafType::kDir, true, "", "a directory wavebox could not look into"});
   }
   p.git_dirs = std::move(guards.git_dirs);
   p.repo_dirs = std::move(guards.repo_dirs);

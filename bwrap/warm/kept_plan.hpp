@@ -23,8 +23,8 @@ class PlanCache {
   // the caller once, where the cache is made.
   PlanCache(bool check, bool off) : check_(check), off_(off) {}
   bool checking() const { return check_; }
-  // run's plan, as prepare_run(run, nullptr, late) would make it now; run.policy as it leaves.
-  Result<Prepared> plan(LinuxRun& run, bool late);
+  // run's plan, as prepare_run(run, nullptr, late) would make it now.
+  Result<Prepared> plan(const LinuxRun& run, bool late);
   // Whether the plan kept as generation is still the one run would make (nothing it read
   // changed): a standby made from it can be used as it is.
   bool vouches(const LinuxRun& run, std::uint64_t generation);
@@ -34,7 +34,6 @@ class PlanCache {
   std::string input_;  // what the witness's plan (and the kept one) was made from
   std::unique_ptr<sys::FsWitness> witness_;
   std::optional<Prepared> kept_;
-  FsPolicy kept_policy_;
   std::uint64_t generation_ = 0;
   const bool check_, off_;
 };

@@ -301,26 +301,15 @@ Result<std::shared_ptr<Standby>> make_standby(LinuxRun run) {
     std::lock_guard<std::mutex> lock(raw->mu);
     if (raw->violations.add(v) && raw->on_refusal) raw->on_refusal(v);
   };
-  sb->observer =
-      std::make_unique<Observer>([raw](const std::string& path) { return write_allowed(raw->p.plan, path); }, sink,
-                                 [raw](const std::string& path, bool in_new_dir, bool tree) {
-                                   return raw->p.guard.refuses(path, in_new_dir, tree);
-                                 },
-                                 [raw](const std::string& path) { return raw->p.guard.moving_refused(path); });
-  sb->observer->set_host_proc(run.policy.host_proc);
-  // (The standby's own policy, set once it is made: the same plan as the command's, by its key.)
-  sb->observer->set_explainer(
-      [raw](const std::string& path) { return protection_reason(raw->run.policy.deny_write, path); });
-  sb->observer->set_unix_sockets_open(run.allow_unix_sockets);
-  sb->observer->set_allowed_unix_sockets(run.unix_socket_paths);
-  sb->observer->set_logger(run.log);
+  // (Of sb->p, which is the standby's plan once it is made, and the command's when it starts.)
+  sb->observer = make_observer(run, sb->p, sink);
   sb->req.observer = sb->observer.get();
   const bool early = plan_stays_out_of_dev_and_proc(run.policy, run.cwd);
   const std::string early_options = early ? options_before_the_plan(run) : "";
   WB_TRY(begin_launch(*sb->launch, sb->req, early_options));
   sb->p = WB_TRY(run.plan_cache ? run.plan_cache->plan(run, false) : prepare_run(run, nullptr, false));
   if (!sb->p.stub_list.empty()) return make_error(ErrorKind::kUnavailable, "a run that needs stubs has no standby");
-  if (joins_stubs(run, run.policy))
+  if (joins_stubs(run, sb->p.policy))
     return make_error(ErrorKind::kUnavailable, "another run holds a stub among its paths");
   const ShimMounts mode = mount_mode(sb->p, true);
   if (mode != ShimMounts::kAll) return make_error(ErrorKind::kUnavailable, "a plan bwrap must place has no standby");
@@ -348,7 +337,7 @@ Result<std::shared_ptr<Standby>> make_standby(LinuxRun run) {
   return sb;
 }
 
-Result<std::optional<RunOutcome>> run_in_standby(LinuxRun& run, std::shared_ptr<Standby> sb) {
+Result<std::optional<RunOutcome>> run_in_standby(const LinuxRun& run, std::shared_ptr<Standby> sb) {
   const Logger& log = *run.log;
   auto unfit = [&](const char* why) -> Result<std::optional<RunOutcome>> {
     log.info(std::string("the sandbox prepared ahead is not used: ") + why);
@@ -361,30 +350,21 @@ Result<std::optional<RunOutcome>> run_in_standby(LinuxRun& run, std::shared_ptr<
   // command would make, and the files its mounts were taken from are the ones watched since
   // before it was made (a file replaced at one of them is a change the witness saw).
   const bool vouched = run.plan_cache && sb->p.generation && run.plan_cache->vouches(run, sb->p.generation);
-  std::optional<FsPolicy> as_given;
   Result<Prepared> fresh = make_error(ErrorKind::kSystem, "internal: not planned");
-  if (!vouched) {
-    as_given = run.policy;
-    fresh = run.plan_cache ? run.plan_cache->plan(run, true) : prepare_run(run, nullptr, true);
-  }
-  auto refuse = [&](const char* why) {
-    if (as_given) run.policy = *as_given;  // planned again by the usual path, which says what failed
-    return unfit(why);
-  };
+  if (!vouched) fresh = run.plan_cache ? run.plan_cache->plan(run, true) : prepare_run(run, nullptr, true);
+  // Planned again by the usual path, which says what failed.
+  auto refuse = [&](const char* why) { return unfit(why); };
   if (!vouched && !fresh.ok()) return refuse("planning failed");
   if (!vouched && !fresh->stub_list.empty()) return refuse("the run needs stubs");
   const Prepared& planned = vouched ? sb->p : *fresh;
-  const FsPolicy& policy = vouched ? sb->run.policy : run.policy;  // as planned
-  if (joins_stubs(run, policy)) return refuse("another run holds a stub among its paths");
+  if (joins_stubs(run, planned.policy)) return refuse("another run holds a stub among its paths");
   std::string mounts;
   if (key_of(run, planned, mount_mode(planned, sb->mount_api), sb->run.cwd, &mounts) != sb->key) {
     return refuse("the plan is not the one it was made from (the settings or the tree changed)");
   }
   if (vouched && run.plan_cache->checking()) {
     // Tests: what the witness stands in for, checked as well; a difference ends the server.
-    FsPolicy kept = run.policy;
     auto again = run.plan_cache->plan(run, false);  // compares a fresh plan with the kept one
-    run.policy = kept;
     if (!again.ok() || idents_of(mounts) != sb->idents) {
       log.warn("internal: a standby from the kept plan is not what it was made of (WAVEBOX_PLAN_CACHE_CHECK)");
       std::abort();
@@ -430,7 +410,7 @@ Result<std::optional<RunOutcome>> run_in_standby(LinuxRun& run, std::shared_ptr<
     req.late_ready = [&run, &p](Observer& o) { apply_late(run, p, o); };
     req.late_start = [&p] { p.late->start(); };
   }
-  const std::vector<std::string> missing = missing_unstubbed(policy, p.facts);
+  const std::vector<std::string> missing = missing_unstubbed(p.policy, p.facts);
   for (const auto& w : p.plan.warnings) log.warn(w);
   const double t1 = now_ms();
   log.info(

@@ -169,3 +169,53 @@ TEST_CASE("policy: a directory on the caller's PATH inside a writable root is gu
   c.path_entries = {"/usr/bin", "/bin"};
   CHECK(make_fs_policy(s, c, false).warnings.empty());
 }
+
+TEST_CASE("policy: the scan's findings make a new value; the given policy is unchanged") {
+  FsPolicy given;
+  given.writable = {{"/w"}};
+  given.deny_write = {{"/w/.bashrc"}};
+  Findings found;
+  found.deny_write = {{"/w/sub/.git/hooks", LeafType::kDir}};
+  found.writable = {"/repo/.git"};
+  found.zones = {{"/w/.git/modules", {}, "submodules"}};
+  const std::string before = policy_key(given);
+  const FsPolicy planned = with_findings(given, found);
+  CHECK(policy_key(given) == before);
+  REQUIRE(planned.deny_write.size() == 2);
+  CHECK(planned.deny_write[1].path == "/w/sub/.git/hooks");
+  REQUIRE(planned.writable.size() == 2);
+  CHECK(planned.writable[1].path == "/repo/.git");
+  CHECK(planned.zones.size() == 1);
+  CHECK(policy_key(planned) != before);
+}
+
+TEST_CASE("policy: the key changes with every field, including those of its parts") {
+  const FsPolicy base = [] {
+    FsPolicy p;
+    p.writable = {{"/w"}};
+    p.deny_write = {{"/w/a"}};
+    p.deny_read = {{"/r"}};
+    p.zones = {{"/z", {"/z/c"}, "why"}};
+    return p;
+  }();
+  const std::string k = policy_key(base);
+  std::vector<FsPolicy> changed(12, base);
+  changed[0].enabled = false;
+  changed[1].host_proc = true;
+  changed[2].writable[0].optional = true;
+  changed[3].writable[0].over_guard = true;
+  changed[4].deny_write[0].type = LeafType::kDir;
+  changed[5].deny_write[0].stub_if_missing = false;
+  changed[6].deny_write[0].stub_content = ".\n";
+  changed[7].deny_read[0].why = "x";
+  changed[8].zones[0].carve.push_back("/z/d");
+  changed[9].strict = true;
+  changed[10].visible = {"/bin"};
+  changed[11].allow_read = {"/r/ok"};
+  for (const auto& c : changed) CHECK(policy_key(c) != k);
+  // Lengths go first: moving a character between two fields changes the key.
+  FsPolicy a = base, b = base;
+  a.allow_read = {"ab", "c"};
+  b.allow_read = {"a", "bc"};
+  CHECK(policy_key(a) != policy_key(b));
+}
