@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -75,6 +76,36 @@ void warn_appeared(const Logger& log, const std::vector<std::string>& missing);
 void report_ends(Observer& observer, const sys::RunCgroup* cgroup, const std::function<void(const Violation&)>& sink);
 void after_run(const LinuxRun& run, Prepared& p, const Observer& observer, const std::vector<std::string>& missing,
                double started_ms);
+// A run's refusals as they come, from the observer, the proxy and the stderr relay at once:
+// kept (deduplicated, capped) and passed to the command's listener (RunRequest::on_refusal).
+class Refusals {
+ public:
+  void listen(std::function<void(const Violation&)> on_refusal);
+  void add(const Violation& v);
+  std::function<void(const Violation&)> sink() {
+    return [this](const Violation& v) { add(v); };
+  }
+  void into(RunOutcome& outcome);
+
+ private:
+  std::mutex mu_;
+  ViolationLog log_;
+  std::function<void(const Violation&)> on_refusal_;
+};
+
+// The one wiring of a command's launch, in a fresh sandbox (run_sandboxed) or a standby
+// (run_in_standby). Before the launch begins: the refused reads in a relayed stderr, the
+// network's listeners (which the keeper may hand over at once).
+void wire_reports(ExecRequest& req, const LinuxRun& run, const Prepared& p, Observer& observer, Refusals& refusals,
+                  bool relayed_stderr);
+// Once planned: the late scan's check of a plan made from the scan cache.
+void wire_late_scan(ExecRequest& req, const LinuxRun& run, Prepared& p);
+// After the command: the network stopped, the run's cleanup (after_run), what only its end
+// tells (report_ends), the refusals collected into outcome.
+Status finish_command(const LinuxRun& run, Prepared& p, Observer& observer, const std::vector<std::string>& missing,
+                      double started_ms, const sys::RunCgroup* cgroup, Result<int> result, Refusals& refusals,
+                      RunOutcome& outcome);
+
 // The run's write observer: p's plan, creation guard and protections' reasons (read when the
 // command runs: p may be filled in after this).
 std::unique_ptr<Observer> make_observer(const LinuxRun& run, const Prepared& p,

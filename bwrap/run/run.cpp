@@ -465,15 +465,55 @@ std::unique_ptr<Observer> make_observer(const LinuxRun& run, const Prepared& p,
   return observer;
 }
 
-// The command's stderr, relayed: each line is looked at for a refused read under a mask.
-std::function<void(const std::string&)> read_refusals_in_stderr(const Plan& plan, const std::string& cwd,
-                                                                Observer& observer,
-                                                                std::function<void(const Violation&)> sink) {
-  return [&plan, cwd, &observer, sink = std::move(sink)](const std::string& line) {
-    ViolationLog found;
-    scan_for_denied_reads(line, plan, cwd, found, &observer.fuse());
-    for (const auto& v : found.items()) sink(v);
+void Refusals::listen(std::function<void(const Violation&)> on_refusal) {
+  std::lock_guard<std::mutex> lock(mu_);
+  on_refusal_ = std::move(on_refusal);
+}
+
+void Refusals::add(const Violation& v) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (log_.add(v) && on_refusal_) on_refusal_(v);
+}
+
+void Refusals::into(RunOutcome& outcome) {
+  std::lock_guard<std::mutex> lock(mu_);
+  outcome.violations = log_.items();
+  outcome.more = log_.dropped();
+}
+
+void wire_reports(ExecRequest& req, const LinuxRun& run, const Prepared& p, Observer& observer, Refusals& refusals,
+                  bool relayed_stderr) {
+  if (relayed_stderr) {
+    // The command's stderr, relayed: each line is looked at for a refused read under a mask.
+    req.stderr_line = [&plan = p.plan, cwd = run.cwd, &observer, &refusals](const std::string& line) {
+      ViolationLog found;
+      scan_for_denied_reads(line, plan, cwd, found, &observer.fuse());
+      for (const auto& v : found.items()) refusals.add(v);
+    };
+  }
+  req.on_listeners = [&run, &refusals](sys::NetListeners listeners) -> Status {
+    if (!run.start_network) return make_error(ErrorKind::kSandboxFailed, "internal: no network side");
+    return run.start_network(std::move(listeners), refusals.sink());
   };
+}
+
+void wire_late_scan(ExecRequest& req, const LinuxRun& run, Prepared& p) {
+  if (!p.late) return;
+  req.late_fd = p.late->done_fd();
+  req.late_ready = [&run, &p](Observer& o) { apply_late(run, p, o); };
+  req.late_start = [&p] { p.late->start(); };
+}
+
+Status finish_command(const LinuxRun& run, Prepared& p, Observer& observer, const std::vector<std::string>& missing,
+                      double started_ms, const sys::RunCgroup* cgroup, Result<int> result, Refusals& refusals,
+                      RunOutcome& outcome) {
+  if (run.stop_network) run.stop_network();
+  after_run(run, p, observer, missing, started_ms);
+  if (!result.ok()) return result.error();
+  outcome.exit_code = *result;
+  report_ends(observer, cgroup, refusals.sink());
+  refusals.into(outcome);
+  return ok_status();
 }
 
 std::string options_before_the_plan(const LinuxRun& run) {
@@ -527,28 +567,17 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   req.terminal = terminal.get();
   const bool mount_api = shim_mounts_available();
 
-  ViolationLog violations;
-  std::mutex violations_mu;  // the observer, the proxy and the stderr relay report concurrently
-  auto sink = [&](const Violation& v) {
-    std::lock_guard<std::mutex> lock(violations_mu);
-    if (violations.add(v) && run.on_refusal) run.on_refusal(v);
-  };
+  Refusals refusals;
+  refusals.listen(run.on_refusal);
   // On the heap: a one-command process leaves them to its exit (below).
   auto p_held = std::make_unique<Prepared>();
   Prepared& p = *p_held;
-  const Plan& plan = p.plan;
-  auto observer_held = make_observer(run, p, sink);
+  auto observer_held = make_observer(run, p, refusals.sink());
   Observer& observer = *observer_held;
   req.observer = &observer;
   outcome.observed_writes = true;
-  if (launch->relay_command_stderr) {
-    outcome.relayed_stderr = true;
-    req.stderr_line = read_refusals_in_stderr(plan, run.cwd, observer, sink);
-  }
-  req.on_listeners = [&](sys::NetListeners listeners) -> Status {
-    if (!run.start_network) return make_error(ErrorKind::kSandboxFailed, "internal: no network side");
-    return run.start_network(std::move(listeners), sink);
-  };
+  outcome.relayed_stderr = launch->relay_command_stderr;
+  wire_reports(req, run, p, observer, refusals, outcome.relayed_stderr);
   sys::StubRegistry stubs(run.state.stubs, run.state.pool);
   req.on_sandbox_ended = [&] {
     stubs.release_all();
@@ -563,11 +592,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   WB_TRY(begin_launch(*launch, req, early_options));
   stubs.sweep();
   p = WB_TRY(prepare_run(run, &stubs, true));
-  if (p.late) {
-    req.late_fd = p.late->done_fd();
-    req.late_ready = [&run, &p](Observer& o) { apply_late(run, p, o); };
-    req.late_start = [&p] { p.late->start(); };
-  }
+  wire_late_scan(req, run, p);
   double t1 = now_ms();
   std::vector<std::string> missing = missing_unstubbed(p.policy, p.facts);
   for (const auto& w : p.plan.warnings) log.warn(w);
@@ -591,14 +616,8 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   }
   result = exec_bwrap(*launch, req, options);
   log.timing("sandbox exited");
-  if (run.stop_network) run.stop_network();
   stubs.release_all();
-  after_run(run, p, observer, missing, t1);
-  if (!result.ok()) return result.error();
-  outcome.exit_code = *result;
-  report_ends(observer, run.cgroup.get(), sink);
-  outcome.violations = violations.items();
-  outcome.more = violations.dropped();
+  WB_TRY(finish_command(run, p, observer, missing, t1, run.cgroup.get(), result, refusals, outcome));
   if (req.leave_keeper) leave_to_exit(launch, p_held, observer_held);
   return outcome;
 }

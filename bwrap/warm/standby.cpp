@@ -260,9 +260,7 @@ struct Standby {
   ExecRequest req;
   Prepared p;
   bool mount_api = false;
-  std::mutex mu;  // the observer, the proxy and the stderr relay report concurrently
-  ViolationLog violations;
-  std::function<void(const Violation&)> on_refusal;  // the command's, once it starts (under mu)
+  Refusals refusals;  // the command's listener joins once it starts
   std::unique_ptr<Observer> observer;
   std::string key;
   std::vector<Ident> idents;
@@ -283,7 +281,6 @@ Result<std::shared_ptr<Standby>> make_standby(LinuxRun run) {
   if (run.network_off) return make_error(ErrorKind::kUnavailable, "--network off has no standby");
   const double t0 = now_ms();
   auto sb = std::make_shared<Standby>();
-  Standby* raw = sb.get();
   sb->host_mounts = sys::Fd(::open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC));
   if (!sb->host_mounts.valid()) return make_error(ErrorKind::kUnavailable, "the mount table cannot be watched");
   sb->mount_api = shim_mounts_available();
@@ -297,12 +294,8 @@ Result<std::shared_ptr<Standby>> make_standby(LinuxRun run) {
   }
   sb->req = exec_request(run);
   sb->req.env.clear();  // the command's comes with it
-  auto sink = [raw](const Violation& v) {
-    std::lock_guard<std::mutex> lock(raw->mu);
-    if (raw->violations.add(v) && raw->on_refusal) raw->on_refusal(v);
-  };
   // (Of sb->p, which is the standby's plan once it is made, and the command's when it starts.)
-  sb->observer = make_observer(run, sb->p, sink);
+  sb->observer = make_observer(run, sb->p, sb->refusals.sink());
   sb->req.observer = sb->observer.get();
   const bool early = plan_stays_out_of_dev_and_proc(run.policy, run.cwd);
   const std::string early_options = early ? options_before_the_plan(run) : "";
@@ -380,7 +373,6 @@ Result<std::optional<RunOutcome>> run_in_standby(const LinuxRun& run, std::share
   outcome.relayed_stderr = true;
   outcome.prepared_ahead = true;
   outcome.plan_kept = vouched || fresh->kept;
-  Standby* raw = sb.get();
   if (!vouched) sb->p = std::move(*fresh);  // the same plan, with this run's check of it (the observer reads it)
   Prepared& p = sb->p;
   ExecRequest req = exec_request(run);
@@ -388,28 +380,9 @@ Result<std::optional<RunOutcome>> run_in_standby(const LinuxRun& run, std::share
   req.timed_out = &outcome.timed_out;
   req.observer = sb->observer.get();
   sb->observer->set_logger(run.log);  // the command's, not the one it was made with
-  {
-    std::lock_guard<std::mutex> lock(sb->mu);
-    sb->on_refusal = run.on_refusal;
-  }
-  auto sink = [raw](const Violation& v) {
-    std::lock_guard<std::mutex> lock(raw->mu);
-    if (raw->violations.add(v) && raw->on_refusal) raw->on_refusal(v);
-  };
-  req.stderr_line = [&](const std::string& line) {
-    ViolationLog found;
-    scan_for_denied_reads(line, p.plan, run.cwd, found, &raw->observer->fuse());
-    for (const auto& v : found.items()) sink(v);
-  };
-  req.on_listeners = [&](sys::NetListeners listeners) -> Status {
-    if (!run.start_network) return make_error(ErrorKind::kSandboxFailed, "internal: no network side");
-    return run.start_network(std::move(listeners), sink);
-  };
-  if (p.late) {
-    req.late_fd = p.late->done_fd();
-    req.late_ready = [&run, &p](Observer& o) { apply_late(run, p, o); };
-    req.late_start = [&p] { p.late->start(); };
-  }
+  sb->refusals.listen(run.on_refusal);
+  wire_reports(req, run, p, *sb->observer, sb->refusals, true);
+  wire_late_scan(req, run, p);
   const std::vector<std::string> missing = missing_unstubbed(p.policy, p.facts);
   for (const auto& w : p.plan.warnings) log.warn(w);
   const double t1 = now_ms();
@@ -418,16 +391,7 @@ Result<std::optional<RunOutcome>> run_in_standby(const LinuxRun& run, std::share
   // The keeper (killed, the sandbox empty) is reaped and the rest closed when the standby is
   // dropped: after the answer, on a thread of its own.
   Result<int> result = standby_go(*sb->launch, req, run.cwd == sb->run.cwd ? std::string() : run.cwd);
-  if (run.stop_network) run.stop_network();
-  after_run(run, p, *sb->observer, missing, t1);
-  if (!result.ok()) return result.error();
-  outcome.exit_code = *result;
-  report_ends(*sb->observer, sb->run.cgroup.get(), sink);
-  {
-    std::lock_guard<std::mutex> lock(sb->mu);
-    outcome.violations = sb->violations.items();
-    outcome.more = sb->violations.dropped();
-  }
+  WB_TRY(finish_command(run, p, *sb->observer, missing, t1, sb->run.cgroup.get(), result, sb->refusals, outcome));
   Graveyard::get().bury([done = std::move(sb)] {});
   return std::optional<RunOutcome>(std::move(outcome));
 }
