@@ -1,6 +1,8 @@
 // pure
 #include "core/learn.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -55,9 +57,32 @@ std::string write_root(const std::string& path, const LearnContext& ctx) {
 Learned learn_from(const std::vector<Violation>& refused, const LearnContext& ctx) {
   Learned l;
   for (const auto& v : refused) {
+    // Every kind is decided here (no default: a new kind fails to compile until it is).
+    switch (v.kind) {
+      case Refused::kMemory:
+      case Refused::kProcesses:
+      case Refused::kCpu:
+        // A limit of the settings (the reason names its key): raised by hand, never suggested.
+        add_unique(l.not_suggested, fmt::format("{} ({}): a limit reached; raise {} if the command needs more",
+                                                operation_name(v.kind), v.target, v.reason));
+        continue;
+      case Refused::kOther:
+        add_unique(l.not_suggested, fmt::format("{} {}: no setting of wavebox's allows it", v.operation(), v.target));
+        continue;
+      case Refused::kFileWrite:
+      case Refused::kFileRead:
+      case Refused::kConnect:
+      case Refused::kDns:
+        break;
+    }
     if (v.kind == Refused::kFileWrite || v.kind == Refused::kFileRead) {
       const bool read = v.kind == Refused::kFileRead;
       if (v.target.empty() || v.target[0] != '/') continue;
+      if (v.target.size() > 4 && v.target.compare(v.target.size() - 4, 4, "/...") == 0) {
+        // The count of names a read mask saw beyond those listed: no one path to allow.
+        add_unique(l.not_suggested, v.target + ": " + v.reason);
+        continue;
+      }
       if (std::string why = never_why(v.target, ctx, read); !why.empty()) {
         add_unique(l.not_suggested, v.target + ": " + why);
         continue;
@@ -68,9 +93,9 @@ Learned learn_from(const std::vector<Violation>& refused, const LearnContext& ct
         add_unique(l.not_suggested, v.target + ": guarded inside the workspace");
         continue;
       }
-      if (v.code != RefusalCode::kPolicy && !read) {
+      if (v.code != RefusalCode::kPolicy) {
         // Refused by a rule of its own (a protected file found in the tree, a FIFO of the host):
-        // not a question of where the sandbox may write.
+        // not a question of where the sandbox may write or read.
         add_unique(l.not_suggested, v.target + ": " + v.reason);
         continue;
       }

@@ -1,6 +1,7 @@
 // The run as a value: request -> prepared (decision, policy, plan inputs) -> started -> outcome.
 #include "engine/engine.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
@@ -126,27 +127,29 @@ constexpr const char* kLaunchPath = WB_LAUNCH_PATH;
 // What the keeper and bwrap start with, outside the sandbox: nothing of the request's (its
 // LD_PRELOAD, a caller's library path) — the command's own environment comes with bwrap's
 // options.
-static std::vector<std::string> launch_environment(const Settings& s) {
-  std::vector<std::string> env = {kLaunchPath};
-  // The allowlist's own ports get transparent listeners too (github.com:22, a database's), as 80
-  // and 443 have; the keeper reads them from here (bwrap/shim/wire.h).
-  std::string ports;
-  const std::vector<int> own = allowlist_ports(s.sandbox.network.allowed_domains);
-  for (size_t i = 0; i < own.size() && i < WB_MAX_EXTRA_PORTS; ++i) {
-    ports += (ports.empty() ? "" : ",") + std::to_string(own[i]);
+static std::vector<std::string> launch_environment() {
+  return {kLaunchPath};
+}
+
+// The keeper's record of the allowlist (bwrap/shim/wire.h): its own ports get transparent
+// listeners too (github.com:22, a database's), as 80 and 443 have; its IPv4 literals become
+// addresses of the namespace, so a direct connection to one is decided like a proxied one.
+static wb_net_config keeper_net_config(const Settings& s) {
+  wb_net_config net;
+  std::memset(&net, 0, sizeof net);  // padding too: the record goes over as it lies in memory
+  for (int port : allowlist_ports(s.sandbox.network.allowed_domains)) {
+    if (net.n_ports == WB_MAX_EXTRA_PORTS) break;
+    net.ports[net.n_ports++] = static_cast<uint16_t>(port);
   }
-  if (!ports.empty()) env.push_back(std::string(WB_ENV_TCP_PORTS) + "=" + ports);
-  // And its IPv4 literals: a direct connection to one is then decided like a proxied one.
-  std::string addrs;
-  int k = 0;
   for (const auto& e : s.sandbox.network.allowed_domains) {
     auto pat = parse_pattern(e);
-    if (!pat || pat->wildcard || !parse_ipv4(pat->host) || pat->host.find(':') != std::string::npos) continue;
-    if (k++ == 32) break;
-    addrs += (addrs.empty() ? "" : ",") + pat->host;
+    if (!pat || pat->wildcard || pat->host.find(':') != std::string::npos) continue;
+    auto v4 = parse_ipv4(pat->host);
+    if (!v4) continue;
+    if (net.n_addrs == WB_MAX_NET_ADDRS) break;
+    net.addrs[net.n_addrs++] = htonl(*v4);
   }
-  if (!addrs.empty()) env.push_back(std::string(WB_ENV_TCP_ADDRS) + "=" + addrs);
-  return env;
+  return net;
 }
 
 namespace {
@@ -160,7 +163,8 @@ Status plan_linux(Internal& in, const sys::StateDir& state, const sys::BwrapInfo
   run.on_refusal = req.on_refusal;
   run.cwd = req.cwd;
   run.home = req.home;
-  run.launch_env = launch_environment(s);
+  run.launch_env = launch_environment();
+  run.net = keeper_net_config(s);
   run.plan_cache = req.plan_cache;
   if (size_t n = allowlist_ports(s.sandbox.network.allowed_domains).size(); n > WB_MAX_EXTRA_PORTS) {
     req.log->warn(
@@ -258,8 +262,9 @@ std::shared_ptr<EarlyLaunch> start_early(const int stdio[3], const Logger& log, 
       // The shim is compared as a file (the launcher names it by the path it built), by the
       // keeper's /proc/PID/exe.
       const std::string shim = lnx::shim_path();
-      auto l = shim.empty() ? Result<std::unique_ptr<lnx::Launch>>(make_error(ErrorKind::kUnavailable, "no shim"))
-                            : lnx::adopt_launch(pid, fds, shim, lnx::stderr_relayable(stdio), {kLaunchPath}, log);
+      auto l = shim.empty()
+                   ? Result<std::unique_ptr<lnx::Launch>>(make_error(ErrorKind::kUnavailable, "no shim"))
+                   : lnx::adopt_launch(pid, fds, shim, lnx::stderr_relayable(stdio), launch_environment(), log);
       if (l.ok()) {
         adopted = std::move(*l);
       } else {
@@ -281,7 +286,7 @@ std::shared_ptr<EarlyLaunch> start_early(const int stdio[3], const Logger& log, 
     return early;
   }
   adopted.reset();
-  auto l = lnx::launch_sandbox(early->bwrap.path, early->stdio, {kLaunchPath}, log, nullptr, true);
+  auto l = lnx::launch_sandbox(early->bwrap.path, early->stdio, launch_environment(), log, nullptr, nullptr);
   if (!l.ok()) return nullptr;
   early->launch = std::move(*l);
   return early;
@@ -338,15 +343,16 @@ Result<Prepared> prepare(RunRequest request) {
     in.run.cgroup = WB_TRY(lnx::run_cgroup({r.memory_mb.value_or(0), r.pids.value_or(0), r.cpus.value_or(0)}, log));
     if (early && early->launch && early->bwrap.path == bwrap.path && !in.run.cgroup && !req.prepare_ahead &&
         std::equal(req.stdio, req.stdio + 3, early->stdio) &&
-        lnx::send_net_config(*early->launch, launch_environment(s)).ok()) {
+        lnx::send_net_config(*early->launch, keeper_net_config(s)).ok()) {
       in.run.launch = std::move(early->launch);
       log.timing(early->by_launcher ? "the sandbox the launcher started before the settings were read fits"
                                     : "the sandbox started before the settings were read fits");
     }
     early.reset();
     if (!in.run.launch) {
-      auto l = lnx::launch_sandbox(bwrap.path, req.prepare_ahead ? nullptr : req.stdio, launch_environment(s), log,
-                                   in.run.cgroup.get());
+      const wb_net_config net = keeper_net_config(s);
+      auto l = lnx::launch_sandbox(bwrap.path, req.prepare_ahead ? nullptr : req.stdio, launch_environment(), log,
+                                   in.run.cgroup.get(), &net);
       if (l.ok()) in.run.launch = std::move(*l);
     }
   }
@@ -624,9 +630,11 @@ Result<std::unique_ptr<Run>> start(Prepared p, bool in_wait) {
       o.violations = e.violations;
       o.more = e.more;
       for (auto& v : o.violations) {
-        if (v.kind == Refused::kFileWrite && v.reason.empty()) {
-          v.reason = protection_reason(state->mac->protections, v.target);
-          if (!v.reason.empty()) v.code = RefusalCode::kProtected;
+        if (v.kind != Refused::kFileWrite || !v.reason.empty()) continue;
+        // A guard that covers it says why, and no setting allows it.
+        if (std::string why = protection_reason(state->mac->protections, v.target); !why.empty()) {
+          v.reason = std::move(why);
+          v.code = RefusalCode::kProtected;
         }
       }
       {

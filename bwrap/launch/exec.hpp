@@ -66,13 +66,13 @@ std::vector<std::string> launch_args(const std::string& shim);
 
 // env: the environment the keeper and bwrap start with (the caller's); the command's comes later.
 // join: the run's cgroup (its cgroup.procs descriptors), which the keeper enters first.
-// The allowlist's ports and addresses in env (WB_ENV_TCP_*) are sent to the keeper, which waits
-// for them before it makes the listeners: at once, or with net_config_later by send_net_config
-// (a sandbox started before the settings are read).
+// net: the allowlist's ports and addresses, sent to the keeper, which waits for them before it
+// makes the listeners: at once, or (null) later by send_net_config (a sandbox started before the
+// settings are read).
 Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std::string& shim, bool relay_stderr,
                                              const std::vector<std::string>& env, const Logger& log,
-                                             const std::vector<int>& join = {}, bool net_config_later = false);
-Status send_net_config(Launch& L, const std::vector<std::string>& env);
+                                             const std::vector<int>& join = {}, const wb_net_config* net = nullptr);
+Status send_net_config(Launch& L, const wb_net_config& net);
 // A launch the launcher started before wavebox-core was loaded (bwrap/shim/wire.h,
 // WB_ENV_EARLY_LAUNCH): its keeper (our child: the launcher became this process) and its
 // descriptors in wb_early_fd order, each checked for what it must be, and the keeper checked to be
@@ -83,8 +83,8 @@ Result<std::unique_ptr<Launch>> adopt_launch(pid_t keeper, const int fds[], cons
 // its keeper, when it is our child running shim, killed and reaped (an unsandboxed command would
 // otherwise inherit it: an exec fires no parent-death signal).
 void drop_unadopted(pid_t keeper, const int fds[], const std::string& shim);
-// The keeper's WB_WORD_NET_CONFIG message for env's WB_ENV_TCP_* entries ("" when it cannot be one).
-std::string encode_net_config(const std::vector<std::string>& env);
+// The keeper's WB_WORD_NET_CONFIG message ("" when net is not one).
+std::string encode_net_config(const wb_net_config& net);
 
 // Signals for the command from any thread (the caller's terminal, serve's terminate): queued,
 // and the supervision loop woken through fd(). SIGKILL ends the whole sandbox.

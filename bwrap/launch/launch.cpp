@@ -34,10 +34,6 @@
 namespace wb::lnx {
 namespace {
 
-bool is_net_config(const std::string& kv) {
-  return wb_net_config_entry(kv.c_str()) != 0;
-}
-
 using sys::Fd;
 
 // Moves an fd above the range we hand to bwrap, so dup2 in the child always changes numbers
@@ -184,14 +180,10 @@ std::vector<int> SignalQueue::take() {
 
 Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std::string& shim, bool relay_stderr,
                                              const std::vector<std::string>& env, const Logger& log,
-                                             const std::vector<int>& join, bool net_config_later) {
+                                             const std::vector<int>& join, const wb_net_config* net) {
   auto L = std::make_unique<Launch>();
   L->log = &log;
-  // The allowlist's ports and addresses go over the socket (send_net_config); the rest is the
-  // keeper's and bwrap's own environment.
-  for (const auto& kv : env) {
-    if (!is_net_config(kv)) L->env.push_back(kv);
-  }
+  L->env = env;
   int pfd[2];
   if (::pipe2(pfd, O_CLOEXEC) != 0) return sys::sys_error("pipe2", "status", errno);
   L->status_rd = high_fd(pfd[0]);
@@ -232,7 +224,7 @@ Result<std::unique_ptr<Launch>> start_launch(const std::string& bwrap, const std
   log.timing("keeper started");
   L->args_rd.reset();
   L->obs_theirs.reset();
-  if (!net_config_later) WB_TRY(send_net_config(*L, env));
+  if (net) WB_TRY(send_net_config(*L, *net));
   return L;
 }
 
@@ -308,20 +300,16 @@ void drop_unadopted(pid_t keeper, const int fds[], const std::string& shim) {
   }
 }
 
-std::string encode_net_config(const std::vector<std::string>& env) {
-  std::string payload;
-  for (const auto& kv : env) {
-    if (is_net_config(kv)) payload.append(kv).push_back('\0');
-  }
-  if (payload.size() > WB_MAX_NET_CONFIG || wb_net_config(payload.data(), payload.size()) < 0) return "";
-  std::string word = {WB_WORD_NET_CONFIG, static_cast<char>(payload.size() >> 8),
-                      static_cast<char>(payload.size() & 0xff)};
-  return word + payload;
+std::string encode_net_config(const wb_net_config& net) {
+  if (!wb_net_config_ok(&net)) return "";
+  std::string word(1, WB_WORD_NET_CONFIG);
+  word.append(reinterpret_cast<const char*>(&net), sizeof net);
+  return word;
 }
 
-Status send_net_config(Launch& L, const std::vector<std::string>& env) {
+Status send_net_config(Launch& L, const wb_net_config& net) {
   if (L.net_config_sent) return make_error(ErrorKind::kSandboxFailed, "internal: the keeper's ports sent twice");
-  std::string word = encode_net_config(env);
+  std::string word = encode_net_config(net);
   if (word.empty()) {
     return make_error(ErrorKind::kSandboxFailed, "internal: the allowlist's ports do not fit the keeper's message");
   }

@@ -308,14 +308,14 @@ bool plan_stays_out_of_dev_and_proc(const FsPolicy& policy, const std::string& c
 
 Result<std::unique_ptr<Launch>> launch_sandbox(const std::string& bwrap, const int* stdio,
                                                const std::vector<std::string>& env, const Logger& log,
-                                               const sys::RunCgroup* cgroup, bool net_config_later) {
+                                               const sys::RunCgroup* cgroup, const wb_net_config* net) {
   std::string shim = shim_path();
   if (shim.empty()) {
     return make_error(ErrorKind::kSandboxFailed,
                       "wavebox-shim is not installed next to the wavebox binary (it starts the sandbox); reinstall");
   }
   return start_launch(bwrap, shim, !stdio || stderr_relayable(stdio), env, log,
-                      cgroup ? cgroup->join_fds() : std::vector<int>{}, net_config_later);
+                      cgroup ? cgroup->join_fds() : std::vector<int>{}, net);
 }
 
 Result<std::shared_ptr<sys::RunCgroup>> run_cgroup(const sys::CgroupLimits& limits, const Logger& log) {
@@ -560,7 +560,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
   std::unique_ptr<Launch> launch = std::move(run.launch);
   if (!launch) {
     if (!run.cgroup) run.cgroup = WB_TRY(run_cgroup({run.memory_mb, run.pids, run.cpus}, log));
-    launch = WB_TRY(launch_sandbox(run.bwrap, run.stdio, run.launch_env, log, run.cgroup.get()));
+    launch = WB_TRY(launch_sandbox(run.bwrap, run.stdio, run.launch_env, log, run.cgroup.get(), &run.net));
   }
   ExecRequest req = exec_request(run);
   req.timed_out = &outcome.timed_out;
@@ -608,7 +608,7 @@ Result<RunOutcome> run_sandboxed(LinuxRun run) {
     // bwrap has its options already, and the plan reaches into /dev or /proc after all (a path
     // that resolves there): this launch is dropped and another made, for bwrap to place mounts.
     log.info("the plan needs bwrap to place the mounts: starting the sandbox again");
-    launch = WB_TRY(launch_sandbox(run.bwrap, run.stdio, run.launch_env, log, run.cgroup.get()));
+    launch = WB_TRY(launch_sandbox(run.bwrap, run.stdio, run.launch_env, log, run.cgroup.get(), &run.net));
     WB_TRY(begin_launch(*launch, req, ""));
     options = WB_TRY(write_plan(run, p, *launch, mount_api, req.env));
   } else if (early) {

@@ -28,7 +28,8 @@ struct LinuxRun {
   std::string cwd;
   std::string home;
   std::vector<std::string> env;         // the command's environment
-  std::vector<std::string> launch_env;  // the caller's: what the keeper and bwrap start with
+  std::vector<std::string> launch_env;  // what the keeper and bwrap start with
+  wb_net_config net{};                  // the allowlist's own ports and addresses, for the keeper
   int stdio[3] = {0, 1, 2};             // the command's standard descriptors (-1: closed)
   // An interactive run: when stdin and stdout are one terminal, the command gets a terminal of
   // its own (bwrap/launch/terminal.hpp), so job control works inside.
@@ -66,11 +67,11 @@ struct LinuxRun {
 // Starts the keeper and bwrap for a run (bwrap/launch/exec.hpp, Launch); dropping the result unused
 // ends them. Fails when wavebox-shim is missing. stdio: the command's (whether its stderr can
 // be relayed); nullptr for a standby (serve: always a pipe of its own).
-// cgroup: the run's, which the sandbox is started in (or null). net_config_later: the
-// allowlist's ports come later (send_net_config), from settings not read yet.
+// cgroup: the run's, which the sandbox is started in (or null). net: the allowlist's ports and
+// addresses for the keeper; null: they come later (send_net_config), from settings not read yet.
 Result<std::unique_ptr<Launch>> launch_sandbox(const std::string& bwrap, const int* stdio,
                                                const std::vector<std::string>& env, const Logger& log,
-                                               const sys::RunCgroup* cgroup = nullptr, bool net_config_later = false);
+                                               const sys::RunCgroup* cgroup, const wb_net_config* net);
 // The run's own cgroup for sandbox.resources (memoryMB, pids, cpus), when one can be made; null
 // otherwise (the rlimits hold; a cpus setting, which has none, is warned about). An error when
 // the settings' limit would not hold without it: pids for root (RLIMIT_NPROC does not bind root).

@@ -107,9 +107,9 @@ static void add_loopback_address(int nl, struct in_addr in, unsigned seq) {
 /* The addresses this namespace answers on besides loopback: the nameservers the host's
  * /etc/resolv.conf names (a client that reads the file itself, Go, c-ares, dig, sends its queries
  * there, and they reach the namespace's own resolver on port 53 of every address), and the IPv4
- * literals the allowlist names (WB_ENV_TCP_ADDRS: a direct connection to one reaches the proxy's
+ * literals the allowlist names (struct wb_net_config: a direct connection to one reaches the proxy's
  * transparent listeners, which decide it as the proxy would). */
-static void add_local_addresses(void) {
+static void add_local_addresses(const struct wb_net_config* net) {
   int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
   if (nl < 0) return;
   unsigned seq = 1;
@@ -123,18 +123,9 @@ static void add_local_addresses(void) {
     }
   }
   if (f) fclose(f);
-  const char* list = getenv(WB_ENV_TCP_ADDRS);
-  char one[64];
-  while (list && *list && seq < 64) {
-    size_t n = strcspn(list, ",");
-    if (n < sizeof one) {
-      memcpy(one, list, n);
-      one[n] = '\0';
-      struct in_addr in;
-      if (inet_pton(AF_INET, one, &in) == 1) add_loopback_address(nl, in, seq++);
-    }
-    list += n;
-    if (*list == ',') ++list;
+  for (int i = 0; i < net->n_addrs; ++i) {
+    struct in_addr in = {net->addrs[i]};
+    add_loopback_address(nl, in, seq++);
   }
   close(nl);
 }
@@ -153,7 +144,7 @@ static void let_go_of_output(void) {
 /* In the keeper's network namespace: the loopback up, the proxy's, resolver's and transparent
  * listeners bound, and a socket-diagnostics socket; their count (fds in WB_WORD_LISTENERS's
  * order). A step that fails ends the keeper, saying which. */
-static int make_listeners(int errfd, int fds[WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS]) {
+static int make_listeners(int errfd, const struct wb_net_config* net, int fds[WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS]) {
   /* The loopback must be raised by a process inside the namespace: an ioctl, not `ip`. */
   int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   struct ifreq ifr;
@@ -173,7 +164,7 @@ static int make_listeners(int errfd, int fds[WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS]
   if (lh < 0 || ls < 0) fail_step(errfd, WB_STEP_LISTENERS);
   /* DNS and transparent TCP: the namespace's resolver (port 53, UDP) and the listeners for the
    * pool's addresses (ports 80 and 443 of every address). */
-  add_local_addresses();
+  add_local_addresses(net);
   int dns = any_address(SOCK_DGRAM, WB_DNS_PORT), dns_tcp = any_address(SOCK_STREAM, WB_DNS_PORT);
   int t80 = any_address(SOCK_STREAM, 80), t443 = any_address(SOCK_STREAM, 443);
   if (dns < 0 || dns_tcp < 0 || t80 < 0 || t443 < 0) fail_step(errfd, WB_STEP_LISTENERS);
@@ -189,18 +180,12 @@ static int make_listeners(int errfd, int fds[WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS]
   memcpy(fds, first, sizeof first);
   int nfds = WB_KEEPER_FDS;
   /* The allowlist's own ports (github.com:22, a database's): a listener each, as for 80 and 443. */
-  const char* extra = getenv(WB_ENV_TCP_PORTS);
-  while (extra && *extra && nfds < WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS) {
-    char* end = NULL;
-    long port = strtol(extra, &end, 10);
-    if (end == extra) break;
-    if (port > 0 && port < 65536 && port != 80 && port != 443 && port != WB_HTTP_PORT && port != WB_SOCKS_PORT &&
-        port != WB_DNS_PORT) {
-      int l = any_address(SOCK_STREAM, (int)port);
-      if (l < 0) fail_step(errfd, WB_STEP_LISTENERS);
-      fds[nfds++] = l;
-    }
-    extra = *end == ',' ? end + 1 : end;
+  for (int i = 0; i < net->n_ports; ++i) {
+    const int port = net->ports[i];
+    if (port == 80 || port == 443 || port == WB_HTTP_PORT || port == WB_SOCKS_PORT || port == WB_DNS_PORT) continue;
+    int l = any_address(SOCK_STREAM, port);
+    if (l < 0) fail_step(errfd, WB_STEP_LISTENERS);
+    fds[nfds++] = l;
   }
   return nfds;
 }
@@ -244,16 +229,14 @@ int wb_keeper(int argc, char** argv) {
   close(alive[0]);
   g_bwrap = bwrap;
   /* The allowlist's ports and addresses, once wavebox has read the settings (it may have
-   * started us before): into our environment, where the listeners below look. */
-  unsigned char head[3];
-  static char config[WB_MAX_NET_CONFIG];
-  if (read_full(sock, head, sizeof head) != 0 || head[0] != WB_WORD_NET_CONFIG) fail_step(errfd, WB_STEP_NET_CONFIG);
-  size_t config_len = ((size_t)head[1] << 8) | head[2];
-  if (config_len > sizeof config || read_full(sock, config, config_len) != 0 || wb_net_config(config, config_len) < 0)
+   * started us before). */
+  char word;
+  struct wb_net_config net;
+  if (read_full(sock, &word, 1) != 0 || word != WB_WORD_NET_CONFIG || read_full(sock, &net, sizeof net) != 0 ||
+      !wb_net_config_ok(&net))
     fail_step(errfd, WB_STEP_NET_CONFIG);
-  for (char* p = config; p < config + config_len; p += strlen(p) + 1) putenv(p);
   int fds[WB_KEEPER_FDS + WB_MAX_EXTRA_PORTS];
-  const int nfds = make_listeners(errfd, fds);
+  const int nfds = make_listeners(errfd, &net, fds);
   char hello[2] = {WB_WORD_LISTENERS, (char)nfds};
   if (send_fds(sock, fds, nfds, hello, 2) != 0) fail_step(errfd, WB_STEP_HAND_OVER);
   for (int i = 0; i < nfds; ++i) close(fds[i]);

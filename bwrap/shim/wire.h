@@ -30,6 +30,7 @@
 #define WAVEBOX_SHIM_WIRE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,33 +38,27 @@ enum { WB_FD_ARGS = 3, WB_FD_STATUS = 4, WB_FD_SECCOMP = 5, WB_FD_SPEC = 6, WB_F
 enum { WB_HTTP_PORT = 3128, WB_SOCKS_PORT = 1080, WB_DNS_PORT = 53 };
 /* What the keeper hands over with WB_WORD_LISTENERS (and a byte: how many), in this order: the
  * HTTP and SOCKS listeners, the NETLINK_SOCK_DIAG socket, the resolver's UDP socket and TCP
- * listener (port 53 of every address), the transparent listeners (ports 80 and 443 of every address, then each port
- * of WB_ENV_TCP_PORTS, a comma-separated list in the keeper's environment: the allowlist's own
- * ports, at most WB_MAX_EXTRA_PORTS). */
-enum { WB_KEEPER_FDS = 7, WB_MAX_EXTRA_PORTS = 8 };
-#define WB_ENV_TCP_PORTS "WAVEBOX_TCP_PORTS"
-/* The allowlist's IPv4 literals (comma-separated, in the keeper's environment): addresses of the
- * namespace's loopback, so a direct connection to one reaches the transparent listeners. */
-#define WB_ENV_TCP_ADDRS "WAVEBOX_TCP_ADDRS"
-/* wavebox -> keeper: the word, the payload's length in two bytes (high first), and the payload:
- * entries "NAME=VALUE", each NUL-terminated, NAME only WB_ENV_TCP_PORTS or WB_ENV_TCP_ADDRS (the
- * keeper puts them in its environment); none at all is an empty payload. */
+ * listener (port 53 of every address), the transparent listeners (ports 80 and 443 of every
+ * address, then each of struct wb_net_config's ports: the allowlist's own, at most
+ * WB_MAX_EXTRA_PORTS). */
+enum { WB_KEEPER_FDS = 7, WB_MAX_EXTRA_PORTS = 8, WB_MAX_NET_ADDRS = 32 };
+/* wavebox -> keeper: WB_WORD_NET_CONFIG, then this record as it lies in memory (both ends are
+ * programs of one build on one machine): the allowlist's own ports (a transparent listener each,
+ * beside 80 and 443) and its IPv4 literals (addresses of the namespace's loopback, so that a direct
+ * connection to one reaches the transparent listeners, which decide it as the proxy would). */
 #define WB_WORD_NET_CONFIG 'N'
-enum { WB_MAX_NET_CONFIG = 4096 };
-/* Whether a "NAME=VALUE" entry is one of the payload's names. */
-static inline int wb_net_config_entry(const char* p) {
-  const size_t ports = sizeof WB_ENV_TCP_PORTS - 1, addrs = sizeof WB_ENV_TCP_ADDRS - 1;
-  return (strncmp(p, WB_ENV_TCP_PORTS, ports) == 0 && p[ports] == '=') ||
-         (strncmp(p, WB_ENV_TCP_ADDRS, addrs) == 0 && p[addrs] == '=');
-}
-/* The number of entries of a whole payload, or -1 when it is not one. */
-static inline int wb_net_config(const char* buf, size_t len) {
-  if (len > WB_MAX_NET_CONFIG || (len > 0 && buf[len - 1] != '\0')) return -1;
-  int n = 0;
-  for (const char* p = buf; p < buf + len; p += strlen(p) + 1, ++n) {
-    if (!wb_net_config_entry(p)) return -1;
+struct wb_net_config {
+  uint8_t n_ports, n_addrs;
+  uint16_t ports[WB_MAX_EXTRA_PORTS];
+  uint32_t addrs[WB_MAX_NET_ADDRS]; /* network byte order */
+};
+/* Whether a record received is one: its counts in bounds, its ports real ones. */
+static inline int wb_net_config_ok(const struct wb_net_config* c) {
+  if (c->n_ports > WB_MAX_EXTRA_PORTS || c->n_addrs > WB_MAX_NET_ADDRS) return 0;
+  for (int i = 0; i < c->n_ports; ++i) {
+    if (c->ports[i] == 0) return 0;
   }
-  return n;
+  return 1;
 }
 
 enum {

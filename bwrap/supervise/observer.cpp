@@ -259,11 +259,11 @@ void Observer::answer_performed(unsigned long long id, int nr, Performed& done, 
       nr == SYS_unlink || nr == SYS_unlinkat || nr == SYS_rmdir) {
     symlink_cache_.clear();
   }
-  if (!done.refused.empty()) {
+  if (!done.refused.empty() || done.guarded) {
     if (done.network) {
       sink_({Refused::kConnect, "unix:" + done.path, done.refused, RefusalCode::kHostSocket});
     } else {
-      write_refused(done.path, done.refused);
+      write_refused(done.path, done.refused, done.guarded);
     }
     return;
   }
@@ -276,7 +276,7 @@ void Observer::answer_performed(unsigned long long id, int nr, Performed& done, 
     return;
   }
   if ((done.error == EROFS || done.error == EACCES || done.error == EPERM) && !writable_(done.path)) {
-    write_refused(done.path, "");
+    write_refused(done.path, "", false);
   }
 }
 
@@ -437,17 +437,21 @@ void Observer::after_continue(pid_t pid, int nr, const Observed& o) {
     std::string t = resolved(lexical);
     if (writable_(t)) continue;
     if (o.create_only && sys::exists(t)) continue;
-    write_refused(t, "");
+    write_refused(t, "", false);
     break;
   }
 }
 
-// A refused write: a read-only mount or the plan's own read-only (kProtected) says only that;
-// the guard that covers the path says why, and what to do.
-void Observer::write_refused(const std::string& path, const std::string& reason) {
-  if (explain_ && (reason.empty() || reason == detail::kProtected)) {
+// A refused write: a read-only mount or the plan's own read-only inside a writable tree
+// (guarded) says only that; the guard that covers the path says why, and what to do.
+void Observer::write_refused(const std::string& path, const std::string& reason, bool guarded) {
+  if (explain_ && reason.empty()) {
     std::string why = explain_(path);
     if (!why.empty()) return sink_({Refused::kFileWrite, path, why, RefusalCode::kProtected});
+  }
+  // The plan's guard whose reason is not known here (its mount may be gone: refused by the plan).
+  if (guarded && reason.empty()) {
+    return sink_({Refused::kFileWrite, path, "protected: read-only in the sandbox", RefusalCode::kProtected});
   }
   // A reason of its own (a protected name, a FIFO of the host): no setting allows it.
   sink_({Refused::kFileWrite, path, reason, reason.empty() ? RefusalCode::kPolicy : RefusalCode::kProtected});

@@ -98,7 +98,7 @@ class Observer {
   std::function<bool(const std::string&)> writable_;
   std::function<void(const Violation&)> sink_;
   std::function<std::string(const std::string&)> explain_;
-  void write_refused(const std::string& path, const std::string& reason);
+  void write_refused(const std::string& path, const std::string& reason, bool guarded);
   const Logger* log_ = &log::process();
   Supervisor supervisor_;
   FuseMasks fuse_;

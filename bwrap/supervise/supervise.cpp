@@ -314,7 +314,7 @@ bool Supervisor::refuse_creation(Performed& r, const std::string& path, int pare
     r.error = EROFS;
     r.path = path;
     // A guard in a writable tree says what refused it (a plain read-only place needs no word).
-    if (writable_(paths::parent(path))) r.refused = kProtected;
+    if (writable_(paths::parent(path))) r.guarded = true;
     return true;
   }
   if (!why.empty()) {
@@ -605,7 +605,7 @@ Performed Supervisor::perform_rename(pid_t pid, int nr, const unsigned long long
     if (!writable_(r.path)) {
       std::string path = r.path;
       r = failed(r, EROFS);
-      r.refused = kProtected;
+      r.guarded = true;
       r.path = path;
       return r;
     }

@@ -28,7 +28,8 @@ struct Performed {
   int fd = -1;            // a descriptor of ours to install in the caller (open)
   bool cloexec = false;   // for fd
   std::string path;       // the absolute path created (or refused), for reports
-  std::string refused;    // why a protected name was refused
+  std::string refused;    // why it was refused, when a rule of its own refused it (a protected name)
+  bool guarded = false;   // refused as read-only by the plan inside a writable tree: a guard's doing
   bool deferred = false;  // answered later from another thread (a FIFO waiting for its reader)
   bool network = false;   // the refusal is a connection (a host Unix socket), not a write
   std::string direct;     // an inet connect performed here that had nowhere to go: "IP:PORT"

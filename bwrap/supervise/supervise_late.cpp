@@ -81,7 +81,7 @@ Performed Supervisor::late_target(pid_t pid, int nr, const unsigned long long* a
   // A guard in a writable tree, by the plan.
   if (!writable_(r.path) && writable_(p.path)) {
     r = failed(r, EROFS);
-    r.refused = kProtected;
+    r.guarded = true;
     return r;
   }
   // chmod, truncate, chown and utimes follow a final symbolic link (unless told not to): what it
@@ -115,7 +115,7 @@ Performed Supervisor::late_target(pid_t pid, int nr, const unsigned long long* a
   }
   if (!writable_(real) && writable_(paths::parent(real))) {
     r = failed(r, EROFS);
-    r.refused = kProtected;
+    r.guarded = true;
     r.path = real;
     return r;
   }

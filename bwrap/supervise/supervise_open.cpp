@@ -251,7 +251,7 @@ Performed Supervisor::open_for_write(pid_t pid, long long dirfd, const std::stri
     // other namespace, this sandbox's included, and the new file is the workspace's).
     if (S_ISREG(st.st_mode) && ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) && !writable_(r.path)) {
       r = with_error(r, EROFS);
-      if (writable_(p.path)) r.refused = kProtected;
+      if (writable_(p.path)) r.guarded = true;
       return r;
     }
     // A socket cannot be opened; /dev/tty is the caller's controlling terminal, and the

@@ -13,10 +13,6 @@
 
 namespace wb::lnx::detail {
 
-// The reason given for a guard inside a writable tree that the plan keeps read-only (its mount
-// may be gone: the supervisor refuses by the plan too).
-inline constexpr const char* kProtected = "protected: read-only in the sandbox";
-
 // Answers (bwrap/supervise/supervise.cpp): an error; the call's own result (errno when rc < 0).
 Performed failed(int err);
 Performed failed(Performed r, int err);

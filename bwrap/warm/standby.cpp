@@ -110,6 +110,8 @@ std::string key_of(const LinuxRun& run, const Prepared& p, ShimMounts mode, cons
   for (const auto& d : p.guard.describe()) add(d);
   add("launch");
   for (const auto& e : run.launch_env) add(e);
+  for (int i = 0; i < run.net.n_ports; ++i) add(fmt::format("port {}", run.net.ports[i]));
+  for (int i = 0; i < run.net.n_addrs; ++i) add(fmt::format("address {:08x}", run.net.addrs[i]));
   add(run.bwrap);
   add(run.allow_unix_sockets ? "unix-open" : "unix-own");
   for (const auto& u : run.unix_socket_paths) add(u);
@@ -290,7 +292,7 @@ Result<std::shared_ptr<Standby>> make_standby(LinuxRun run) {
     sb->launch = std::move(run.launch);
   } else {
     run.launch.reset();
-    sb->launch = WB_TRY(launch_sandbox(run.bwrap, nullptr, run.launch_env, *run.log, run.cgroup.get()));
+    sb->launch = WB_TRY(launch_sandbox(run.bwrap, nullptr, run.launch_env, *run.log, run.cgroup.get(), &run.net));
   }
   sb->req = exec_request(run);
   sb->req.env.clear();  // the command's comes with it

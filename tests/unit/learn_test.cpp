@@ -62,3 +62,24 @@ TEST_CASE("learn: a refused lookup is a host to allow, unless a rule or a limit 
   CHECK(l.allowed_domains == std::vector<std::string>{"api.example.test"});
   CHECK(l.not_suggested.size() == 4);
 }
+
+TEST_CASE("learn: every kind of refusal is answered: limits and other platforms' operations are said, not suggested") {
+  LearnContext ctx{"/home/u", "/home/u/proj", {"/tmp/wavebox-1000"}};
+  Violation mach{wb::Refused::kOther, "com.apple.pasteboard.1", ""};
+  mach.other = "mach-lookup";
+  std::vector<Violation> v = {
+      {wb::Refused::kMemory, "512 MiB", "sandbox.resources.memoryMB"},
+      {wb::Refused::kProcesses, "64", "sandbox.resources.pids"},
+      {wb::Refused::kCpu, "0.5 CPUs", "sandbox.resources.cpus"},
+      mach,
+      {wb::Refused::kFileRead, "/home/u/.ssh/...", "12 more names looked up"},
+      {wb::Refused::kFileRead, "/etc/shadow-like", "protected", wb::RefusalCode::kProtected},
+  };
+  auto l = learn_from(v, ctx);
+  CHECK(l.allow_write.empty());
+  CHECK(l.allow_read.empty());
+  CHECK(l.allowed_domains.empty());
+  REQUIRE(l.not_suggested.size() == 6);
+  CHECK(l.not_suggested[0].find("sandbox.resources.memoryMB") != std::string::npos);
+  CHECK(l.not_suggested[3].find("mach-lookup") != std::string::npos);
+}

@@ -2,6 +2,7 @@
 // shim's own parsing functions read back, record by record.
 #include "bwrap/shim/wire.h"
 
+#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -165,29 +166,35 @@ TEST_CASE("wire: a standby's go spec: limits, exe, directory, environment, comma
 
 TEST_CASE("wire: the allowlist's ports and addresses, sent to the keeper after it started") {
   using wb::lnx::encode_net_config;
-  const std::string ports = std::string(WB_ENV_TCP_PORTS) + "=22,5432";
-  const std::string addrs = std::string(WB_ENV_TCP_ADDRS) + "=10.0.0.7";
-  const std::string word = encode_net_config({"PATH=/usr/bin:/bin", ports, addrs, "HOME=/root"});
-  REQUIRE(word.size() > 3);
+  wb_net_config net;
+  std::memset(&net, 0, sizeof net);
+  net.n_ports = 2;
+  net.ports[0] = 22;
+  net.ports[1] = 5432;
+  net.n_addrs = 1;
+  net.addrs[0] = htonl(0x0a000007);  // 10.0.0.7
+  const std::string word = encode_net_config(net);
+  REQUIRE(word.size() == 1 + sizeof net);
   CHECK(word[0] == WB_WORD_NET_CONFIG);
-  const size_t len = (static_cast<unsigned char>(word[1]) << 8) | static_cast<unsigned char>(word[2]);
-  REQUIRE(len == word.size() - 3);
-  const char* payload = word.data() + 3;
-  REQUIRE(wb_net_config(payload, len) == 2);  // only the keeper's two names go over
-  std::vector<std::string> got;
-  for (const char* p = payload; p < payload + len; p += std::strlen(p) + 1) got.emplace_back(p);
-  CHECK(got == std::vector<std::string>{ports, addrs});
-  // None at all: an empty payload, which the keeper takes as such.
-  const std::string none = encode_net_config({"PATH=/usr/bin:/bin"});
-  CHECK(none == std::string({WB_WORD_NET_CONFIG, '\0', '\0'}));
-  CHECK(wb_net_config("", 0) == 0);
-  // Anything else is refused: another name, an unterminated entry, a name without a value.
-  CHECK(wb_net_config("PATH=/tmp\0", 10) == -1);
-  CHECK(wb_net_config("WAVEBOX_TCP_PORTS=1", 19) == -1);
-  CHECK(wb_net_config("WAVEBOX_TCP_PORTS\0", 18) == -1);
-  CHECK(wb_net_config("WAVEBOX_TCP_PORTSX=1\0", 21) == -1);
-  const std::string huge = std::string(WB_ENV_TCP_ADDRS) + "=" + std::string(WB_MAX_NET_CONFIG, '1');
-  CHECK(encode_net_config({huge}).empty());
+  wb_net_config got;
+  std::memcpy(&got, word.data() + 1, sizeof got);  // as the keeper reads it
+  REQUIRE(wb_net_config_ok(&got));
+  CHECK(got.n_ports == 2);
+  CHECK(got.ports[1] == 5432);
+  CHECK(got.n_addrs == 1);
+  CHECK(got.addrs[0] == htonl(0x0a000007));
+  // None at all is a record too.
+  std::memset(&net, 0, sizeof net);
+  CHECK(encode_net_config(net).size() == 1 + sizeof net);
+  // Anything else is refused: counts beyond the arrays, a port 0.
+  net.n_ports = WB_MAX_EXTRA_PORTS + 1;
+  CHECK(encode_net_config(net).empty());
+  net.n_ports = 1;
+  net.ports[0] = 0;
+  CHECK_FALSE(wb_net_config_ok(&net));
+  net.n_ports = 0;
+  net.n_addrs = WB_MAX_NET_ADDRS + 1;
+  CHECK_FALSE(wb_net_config_ok(&net));
 }
 
 TEST_CASE("wire: the keeper's steps each have a name") {
