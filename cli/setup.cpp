@@ -62,7 +62,7 @@ Result<Environment> load_environment(const Options& o) {
     sb.allow_unsandboxed_commands = false;
     sb.fail_if_unavailable = true;
   }
-  // Per-call network (seed 003): hosts for this run only, on top of the settings' allowlist.
+  // Per-call network: hosts for this run only, on top of the settings' allowlist.
   for (const auto& d : o.allow_domains) {
     if (!parse_pattern(d)) {
       return make_error(ErrorKind::kSettings,

@@ -1,5 +1,5 @@
 #pragma once
-// The permission decision for one command (SPEC §5, Claude Code semantics): whether it runs
+// The permission decision for one command (Claude Code's semantics; wavebox(1)): whether it runs
 // sandboxed, then deny (any subcommand) -> ask -> auto-allow when really sandboxed -> allow rules
 // -> ask. Pure.
 #include <string>

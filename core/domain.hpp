@@ -31,7 +31,7 @@ std::optional<std::uint32_t> parse_ipv4(std::string_view s);
 std::optional<std::string> parse_ipv6(std::string_view s);
 bool is_ip_literal(std::string_view canonical);
 
-// Addresses a name must not resolve to unless the literal is allowed (NET-7): loopback,
+// Addresses a name must not resolve to unless the literal is allowed (the local-address check): loopback,
 // unspecified, link-local (cloud metadata 169.254.169.254 among them), multicast, broadcast,
 // IPv4-mapped forms of those, and fd00:ec2::254 (AWS metadata over IPv6).
 bool is_local_or_special(const std::string& address_bytes);  // 4 or 16 bytes

@@ -1,7 +1,7 @@
 #pragma once
 // Settings found in a project (a cloned repository's .claude/ or .wave/) may only narrow what the
 // user's own files, or the built-in profile, set: a folder must not configure its own sandbox
-// (SPEC §2, "Trust"). Pure.
+// (wavebox-settings(5), trust). Pure.
 #include <string>
 #include <vector>
 

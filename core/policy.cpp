@@ -87,7 +87,7 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
   p.writable.push_back({ctx.workspace, false});
   p.writable.push_back({ctx.tmpdir, false});
   if (!ctx.cache_dir.empty()) p.writable.push_back({ctx.cache_dir, false, true});
-  // FS-6: package managers get caches of the sandbox's own (in TMPDIR, named by the
+  // Package managers get caches of the sandbox's own (in TMPDIR, named by the
   // environment: cli/run.cpp), not the host's ~/.npm, pnpm store or yarn cache: what a sandboxed
   // install puts in a cache is later unpacked and run by the host's installs (npx reruns
   // ~/.npm/_npx; PNPM_HOME is on PATH). Nothing in home is writable by default.
@@ -125,7 +125,7 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
     }
   }
 
-  // FS-4: always write-protected, whatever the configuration (core/protect.hpp's table).
+  // Always write-protected, whatever the configuration (core/protect.hpp's table).
   for (const auto& f : ctx.settings_files) {
     add_guard(p.deny_write, {f, LeafType::kFile, true, "", "a settings file wavebox reads"});
   }

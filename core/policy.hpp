@@ -10,7 +10,7 @@ namespace wb {
 
 enum class LeafType { kFile, kDir };
 
-// A path that must never be written (FS-4) or read (denyRead), with the type a stub for it takes
+// A path that must never be written (the protected set) or read (denyRead), with the type a stub for it takes
 // when it does not exist yet.
 struct GuardedPath {
   std::string path;
@@ -57,10 +57,10 @@ struct FsPolicy {
   // sandbox's own (for containers that refuse a new proc mount).
   bool host_proc = false;
   std::vector<WritableRoot> writable;
-  std::vector<GuardedPath> deny_write;  // user denyWrite plus the FS-4 set
+  std::vector<GuardedPath> deny_write;  // user denyWrite plus the protected set
   std::vector<GuardedPath> deny_read;   // may hold globs until the probe expands them
   std::vector<std::string> allow_read;  // may hold globs until the probe expands them
-  std::vector<std::string> scan_roots;  // trees searched for nested protected names (FS-4)
+  std::vector<std::string> scan_roots;  // trees searched for nested protected names
   // Directories in which nothing new may be created except below a carve-out (wavebox's own
   // base beside TMPDIR; a repository's modules/).
   struct Zone {
@@ -70,7 +70,7 @@ struct FsPolicy {
   };
   std::vector<Zone> zones;
   std::vector<std::string> warnings;
-  // Mode strict (seed 004): only the platform's system trees, the writable roots, allowRead and
+  // Mode strict: only the platform's system trees, the writable roots, allowRead and
   // what the backend adds to `visible` (the command, wavebox's shim) exist inside; the rest of
   // the host (home above all) is not there at all. Otherwise the whole tree is readable.
   bool strict = false;

@@ -121,7 +121,7 @@ Settings convert(const json& merged) {
   o.enabled = !merged.contains("sandbox");
   get_if(sb, "enabled", o.enabled);
   if (!sb.contains("enabled") && sb.is_object() && !sb.empty()) {
-    // SPEC §2: a user who wrote rules meant them; say the sandbox is off, and how to turn it on.
+    // A user who wrote rules meant them; say the sandbox is off, and how to turn it on.
     s.warnings.push_back(
         "the sandbox is OFF: the settings have a \"sandbox\" section without \"enabled\"; add "
         "\"enabled\": true to it to run commands sandboxed (or \"enabled\": false to silence this)");
@@ -198,7 +198,7 @@ Settings convert(const json& merged) {
   s.permissions.deny = strings(perm, "deny");
   s.permissions.ask = strings(perm, "ask");
 
-  // Edit()/Read() rules feed the filesystem policy (SPEC §2).
+  // Edit()/Read() rules feed the filesystem policy (wavebox-settings(5)).
   auto rule_path = [](const std::string& rule, const char* tool) -> std::optional<std::string> {
     std::string t = tool;
     if (rule.size() > t.size() + 1 && rule.compare(0, t.size(), t) == 0 && rule.back() == ')') {

@@ -71,7 +71,7 @@ struct PermissionRules {
 };
 
 struct SettingsSource {
-  std::string path;  // absolute path of the file, for messages and FS-4 protection
+  std::string path;  // absolute path of the file, for messages and its write protection
   std::string text;  // its contents
   std::string cwd;   // the working directory: where an srt file's relative paths resolve (srt's way)
 };
@@ -103,7 +103,7 @@ std::vector<SettingsKey> settings_keys();
 // Every one of them is write-protected inside the sandbox, existing or not.
 std::vector<std::string> discoverable_settings_files(const std::string& home, const std::string& cwd);
 
-// The built-in default profile (SPEC §2): sandbox on, everything else at its default.
+// The built-in default profile (wavebox-settings(5)): sandbox on, everything else at its default.
 Settings default_settings();
 
 // Credential locations whose reads are denied unless mode is permissive (relative to home).

@@ -33,7 +33,7 @@ enum class RefusalCode : std::uint8_t {
   kProtected,     // a protected file or name, a guard of a repository: no setting allows it
   kNotAllowed,    // a host on neither list
   kDeniedHost,    // a host on the deny list (rule: the entry)
-  kLocalAddress,  // an allowed name that resolves to a local or special address (NET-7)
+  kLocalAddress,  // an allowed name that resolves to a local or special address
   kDirect,        // a connection past the proxy, to an address
   kHostSocket,    // a Unix socket of the host
   kDeclined,      // the client declined, or did not answer in time (serve's approval)

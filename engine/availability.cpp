@@ -87,7 +87,7 @@ nlohmann::json decision_json(const Decision& d, const std::vector<std::string>& 
   j["reason"] = d.reason;
   j["matchedRule"] = d.matched_rule.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.matched_rule);
   j["subcommands"] = d.subcommands;
-  // A call that reaches more hosts than the settings say (seed 003: never read-only).
+  // A call that reaches more hosts than the settings say (a per-call widening is never read-only).
   j["addsHosts"] = adds_hosts;
   return j;
 }

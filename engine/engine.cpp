@@ -80,7 +80,7 @@ Status check_stdio(const RunRequest& req) {
   return ok_status();
 }
 
-// The decision (SPEC §5) and whether the sandbox can run: deny always wins; an explicit ask
+// The decision (wavebox(1)) and whether the sandbox can run: deny always wins; an explicit ask
 // rule, and a command that runs unsandboxed on request (excludedCommands,
 // --dangerously-disable-sandbox) with no allow rule covering it, need the user's approval.
 Result<bool> decide_sandboxed(const RunRequest& req, const Availability& avail, Decision& d) {

@@ -1,6 +1,6 @@
 #pragma once
 // One run is a value. A RunRequest (argv, cwd, environment, standard descriptors, settings,
-// flags, logger) goes in; prepare() decides (SPEC §5), checks the platform and builds the policy;
+// flags, logger) goes in; prepare() decides (core/decision.hpp), checks the platform and builds the policy;
 // start() runs it; Run::wait() gives the Outcome. Nothing process-wide is read or changed on the
 // way (no signal mask or handler, no cwd, no environment, no fds 0-2 of the process, no global
 // log): the CLI, `serve` and the component tests run commands through here, several at once in
@@ -117,11 +117,11 @@ struct RunRequest {
 
 struct Availability {
   bool enabled_here = false;  // sandbox.enabled, and this platform is in enabledPlatforms
-  // A missing dependency or platform (seed 000: degrade with one warning unless
+  // A missing dependency or platform (degrade with one warning unless
   // failIfUnavailable): why the sandbox cannot run here.
   std::string unavailable;
   // Everything is installed but the sandbox cannot start (user namespaces refused): never a
-  // reason to run unsandboxed (seed 000, "不为此自动降级"); the run is refused with the fix.
+  // reason to run unsandboxed; the run is refused with the fix.
   std::string cannot_start;
 };
 Availability check_availability(const Settings& s, const sys::PlatformInfo& plat, const sys::BwrapInfo& bwrap,

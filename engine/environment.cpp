@@ -12,7 +12,7 @@
 
 namespace wb::engine {
 
-// FS-6: package managers' caches of the sandbox's own, in its TMPDIR. The host's (~/.npm,
+// Package managers' caches of the sandbox's own, in its TMPDIR. The host's (~/.npm,
 // the pnpm store, the yarn cache) stay read-only: what a sandboxed install leaves in a cache is
 // unpacked and run later by the host's own installs (npx reruns ~/.npm/_npx). A cache the
 // caller named in the environment is kept (then it is writable only if the policy says so).

@@ -10,7 +10,7 @@
 namespace wb::engine {
 
 // The caller's environment with TMPDIR set to the sandbox's, package managers' caches moved to
-// this workspace's own (FS-6), and credential variables removed except those in pass (all are
+// this workspace's own, and credential variables removed except those in pass (all are
 // kept when pass_all: mode "permissive"); sandbox.credentials' variables denied or masked
 // whatever else says.
 std::vector<std::string> sandbox_env(const std::vector<std::string>& caller, const std::string& tmpdir,

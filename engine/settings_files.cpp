@@ -19,7 +19,7 @@ namespace {
 // The built-in profile as a settings file: what a project narrows when the user has no file.
 constexpr const char* kBuiltinProfile = R"({"sandbox":{"enabled":true}})";
 
-// The project files of one folder, in merge order (SPEC §2): wave's, then Claude Code's, each
+// The project files of one folder, in merge order (wavebox-settings(5)): wave's, then Claude Code's, each
 // shared file before its local one.
 std::vector<std::string> project_files_of(const std::string& dir) {
   return {paths::join(dir, ".wave/settings.json"), paths::join(dir, ".claude/settings.json"),

@@ -14,7 +14,7 @@ namespace wb::netproxy {
 struct NetPolicy {
   std::vector<std::pair<DomainPattern, std::string>> allowed;  // pattern, as written
   std::vector<std::pair<DomainPattern, std::string>> denied;
-  bool allow_all = false;  // --dangerously-allow-network: every host not denied (NET-7 still holds)
+  bool allow_all = false;  // --dangerously-allow-network: every host not denied (the local-address check still holds)
 };
 
 struct NetDecision {
@@ -30,7 +30,7 @@ NetDecision decide_host(const NetPolicy& p, const std::string& host, int port);
 // For the sandbox's resolver: whether some connection to the name could be allowed (on 80, 443
 // or an allow rule's own port). Refused: the decision that says why (deny list, no rule).
 NetDecision decide_name(const NetPolicy& p, const std::string& host);
-// After resolution (NET-7): an allowed name that resolves to a local or special address is
+// After resolution (the local-address check): an allowed name that resolves to a local or special address is
 // refused unless that very address literal is allowed. `address` is the canonical text form.
 // Only the lists count for that literal, never allow_all; literal_approved: the client approved
 // this very host (serve's network approval), and it is the address itself.

@@ -1,4 +1,4 @@
-// The sandbox's own network side (issue 18): the resolver its namespace has on port 53 (UDP and
+// The sandbox's own network side: the resolver its namespace has on port 53 (UDP and
 // TCP), answering from the policy with the run's pool addresses, and the transparent listeners
 // that take connections to those addresses (and to the allowlist's literals) to the proxy's
 // decision. Connections, requests and relaying stay in proxy.cpp.

@@ -115,7 +115,7 @@ const std::set<std::string>& Proxy::Impl::own() {
         std::string v4(reinterpret_cast<const char*>(&reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr), 4);
         own_addresses.insert(v4);
         // The same address spelled in IPv6: IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible
-        // (::a.b.c.d), which a name can resolve to as well (NET-7).
+        // (::a.b.c.d), which a name can resolve to as well (the local-address check).
         own_addresses.insert(std::string(10, '\0') + "\xff\xff" + v4);
         own_addresses.insert(std::string(12, '\0') + v4);
       } else if (i->ifa_addr->sa_family == AF_INET6) {
@@ -494,7 +494,7 @@ void Proxy::Impl::on_resolved(Resolved r) {
     fail(c, http_error(502, "Bad Gateway", "cannot resolve " + c.host), 0x04);
     return;
   }
-  // NET-7: every address must pass the guard; one local address refuses the name (a name that
+  // The local-address check: every address must pass the guard; one local address refuses the name (a name that
   // resolves to both a public and a local address is a rebinding attempt).
   for (const auto& a : r.addrs) {
     std::string bytes = addr_bytes(a);

@@ -387,7 +387,7 @@ Result<Profile> render_profile(const ProfileInput& in) {
   t += fmt::format("(deny default (with message \"{}\"))\n", in.tag);
   t += "(allow process-fork)\n";
   if (in.fs.strict) {
-    // Mode strict (seed 004): the command itself (and the helper that starts it) is the only
+    // Mode strict: the command itself (and the helper that starts it) is the only
     // program that may be executed.
     std::vector<std::string> progs = {literal(WB_TRY(P.path("COMMAND", in.command)))};
     if (!in.helper.empty()) progs.push_back(literal(WB_TRY(P.path("HELPER", in.helper))));

@@ -1,5 +1,5 @@
 #pragma once
-// Sandboxes prepared ahead, one per session (seed 000 story 6; issue "serve"): made on a thread
+// Sandboxes prepared ahead, one per session (serve's prepareAhead): made on a thread
 // of their own that lives as long as the server (the keeper's parent-death signal follows the
 // thread that started it), taken by the session's next command, made again after it. A standby
 // is for one policy: a session's update, or its close, drops it.

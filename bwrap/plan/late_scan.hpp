@@ -1,5 +1,5 @@
 #pragma once
-// A plan made from the scan cache, checked while the command starts (issue 19: start-up must
+// A plan made from the scan cache, checked while the command starts (start-up must
 // not grow with the workspace). The scan of a large tree is one fstatat per known directory
 // (17 ms for 20,000); the cache says what the tree held when it was last looked at. The plan is
 // made from that, the sandbox starts, and this thread checks the tree meanwhile. Until it is

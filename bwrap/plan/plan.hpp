@@ -92,7 +92,7 @@ struct RunSpec {
   ShimMounts shim_mounts = ShimMounts::kNone;
 };
 
-// Mode strict on Linux (seed 004): the system trees a command needs to run, read-only. The rest
+// Mode strict on Linux: the system trees a command needs to run, read-only. The rest
 // of the host is absent, except the writable roots and allowRead.
 const std::vector<std::string>& strict_system_paths();
 

@@ -25,7 +25,7 @@ SeccompRule always(const char* name, int err, const char* why) {
 std::vector<SeccompRule> seccomp_rules(const SeccompOptions& o) {
   std::vector<SeccompRule> r;
   using Op = ArgCheck::Op;
-  // Sockets: the proxy is the only way out (NET-3); AF_UNIX would reach host daemons (docker,
+  // Sockets: the proxy is the only way out; AF_UNIX would reach host daemons (docker,
   // ssh-agent, dbus) through a read-only bind, since connect() needs no write access to a mount.
   // Stream and seqpacket AF_UNIX sockets work inside: wavebox performs their connect and bind
   // (bwrap/supervise/supervise.cpp) and refuses a host socket (docker, ssh-agent, D-Bus) outside the

@@ -207,7 +207,7 @@ HitGuards guards_for_hits(const std::vector<ScanHit>& hits, const std::string& w
         out.deny_write.push_back({paths::join(gitdir, "config.worktree"), LeafType::kFile, false, ""});
       }
       guard_gitdir(common, out, 0, home, h.dir);
-      // FS-5: git in a worktree writes locks, objects and refs in the main repository. Only for
+      // A linked worktree: git in it writes locks, objects and refs in the main repository. Only for
       // a real linked worktree: the .git file names <main>/.git/worktrees/<name>, whose gitdir
       // file names this .git file back, and the common directory is a repository. A .git file
       // is the workspace's to write when it is not a repository yet, so "gitdir: /etc" must

@@ -11,7 +11,7 @@ namespace wb::sys {
 
 struct HitGuards {
   std::vector<GuardedPath> deny_write;
-  std::vector<std::string> writable;   // FS-5: the main repository's .git of a worktree
+  std::vector<std::string> writable;   // the main repository's .git of a linked worktree
   std::vector<std::string> git_dirs;   // every repository found, for the after-run comparison
   std::vector<FsPolicy::Zone> zones;   // each repository's modules/: no new submodule git dirs
   std::vector<std::string> repo_dirs;  // every git directory guarded (a worktree's, a submodule's)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# FS-4: settings files, shell startup files, git hooks/config (also nested, also git-ignored,
+# The protected set: settings files, shell startup files, git hooks/config (also nested, also git-ignored,
 # also after renaming an ancestor), editor and agent folders stay unchanged whatever the command
 # tries, and no stub is left behind.
 . "$(dirname "$0")/lib.sh"

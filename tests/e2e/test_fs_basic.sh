@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# FS-1..3: writes outside the writable set fail and leave nothing; the workspace and TMPDIR are
+# The writable set: writes outside the writable set fail and leave nothing; the workspace and TMPDIR are
 # writable; denyRead content never reaches the output.
 . "$(dirname "$0")/lib.sh"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# FS-5 and FS-6: git works from a linked worktree (the main .git is writable, hooks and config
+# Worktrees and package caches: git works from a linked worktree (the main .git is writable, hooks and config
 # excepted); npm installs work with the sandbox on.
 . "$(dirname "$0")/lib.sh"
 export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@e GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@e

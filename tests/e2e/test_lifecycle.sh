@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Exit statuses (SPEC §1), signals, timeout, and nothing outliving wavebox, even after SIGKILL.
+# Exit statuses (wavebox(1), EXIT STATUS), signals, timeout, and nothing outliving wavebox, even after SIGKILL.
 . "$(dirname "$0")/lib.sh"
 
 wb run -- sh -c 'exit 7'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# sandbox.mode (seed 004): strict shows only the system trees, the workspace and TMPDIR (the rest
+# sandbox.mode: strict shows only the system trees, the workspace and TMPDIR (the rest
 # of the host, home above all, is not there at all) and real builds still work in it; permissive
 # warns on every run and says what it drops. Each is checked on the host afterwards.
 . "$(dirname "$0")/lib.sh"

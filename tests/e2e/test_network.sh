@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPEC §4 end to end: the proxy is the sandbox's only way out. A lab of two network namespaces
+# The network rules end to end: the proxy is the sandbox's only way out. A lab of two network namespaces
 # (made here, torn down here) holds an upstream test host that logs every request it receives.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/netlab.sh"
@@ -79,7 +79,7 @@ python3 -c \"import socket; print(socket.gethostbyname('allowed.test'))\" 2>/dev
 check "no direct, unproxied, raw TCP or UDP traffic reached the upstream" cmp -s "$SCRATCH/before" "$LAB_LOG"
 check "direct connections are listed as violations" grep -q "deny network-outbound $LAB_UP_IP:80 (direct connection; use the proxy)" <<<"$OUT"
 
-# NET-7: an allowed name that resolves to loopback is refused.
+# The local-address check: an allowed name that resolves to loopback is refused.
 settings '["loopname.test"]'
 lab_wb run --settings "$S" -- sh -c "curl -s -m 5 http://loopname.test/"
 check "an allowed name resolving to 127.0.0.1 is refused" grep -q "deny network-outbound loopname.test:80 (resolves to a local address (127.0.0.1))" <<<"$OUT"
@@ -96,14 +96,14 @@ check "--allow-domain: decide says which hosts the call adds" grep -q '"addsHost
 lab_wb run --settings "$S" --allow-domain '*.com' -- true
 check "--allow-domain: a malformed pattern is exit 125" [ "$RC" -eq 125 ]
 
-# --dangerously-allow-network: every host for one run (never by default); the deny list and NET-7
+# --dangerously-allow-network: every host for one run (never by default); the deny list and the local-address check
 # still hold.
 settings '[]' '["denied.test"]'
 lab_wb run --settings "$S" --dangerously-allow-network --report-json "$SCRATCH/all.json" -- sh -c \
   "curl -s -m 5 http://allowed.test/all-hosts; curl -s -m 5 http://denied.test/all-denied; curl -s -m 5 http://loopname.test/all-loop"
 check "--dangerously-allow-network: a host on no list is reached" received "80 GET /all-hosts"
 check "--dangerously-allow-network: the deny list still wins" bash -c '! grep -q all-denied "$0"' "$LAB_LOG"
-check "--dangerously-allow-network: NET-7 still refuses a name resolving to loopback" \
+check "--dangerously-allow-network: the local-address check still refuses a name resolving to loopback" \
   grep -q "deny network-outbound loopname.test:80 (resolves to a local address" <<<"$OUT"
 check "--dangerously-allow-network: it says so on stderr" grep -q "dangerously-allow-network: every host" <<<"$OUT"
 check "--dangerously-allow-network: the report lists \"*\"" grep -q '"extraDomains":\["\*"\]' "$SCRATCH/all.json"

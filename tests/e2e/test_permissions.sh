@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPEC §5: deny rules always win (any subcommand, through env prefixes and wrappers),
+# Permission rules: deny rules always win (any subcommand, through env prefixes and wrappers),
 # excludedCommands run unsandboxed, --dangerously-disable-sandbox only when allowed, ask rules need
 # approval, --network-only keeps the network rules with the filesystem open.
 . "$(dirname "$0")/lib.sh"

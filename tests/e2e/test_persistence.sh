@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPEC §8, over time: nothing a sandboxed run leaves behind weakens the host or a later run.
+# The threat model over time (wavebox(1), THREAT MODEL): nothing a sandboxed run leaves behind weakens the host or a later run.
 # Each family of attack runs two or more times in a row, and the host is checked afterwards:
 # did anything appear or change that git, a shell, an editor, an agent host, direnv, python or
 # the next wavebox run would execute or trust?
@@ -135,7 +135,7 @@ twice -- sh -c 'echo "[core] fsmonitor = evil" >> team.gitconfig; true'
 check "git: a file ~/.gitconfig includes stays unchanged" [ "$(cat "$WS/team.gitconfig")" = "# team settings" ]
 rm -f "$HOME/.gitconfig" "$WS/team.gitconfig"
 # A .git file made in a workspace that is no repository never makes its target writable later
-# (FS-5 is for a real linked worktree only).
+# (the worktree rule is for a real linked worktree only).
 nonrepo="$SCRATCH/nonrepo"; mkdir -p "$nonrepo" "$SCRATCH/victim-dir"
 (cd "$nonrepo" && "$WAVEBOX" run -- sh -c "echo 'gitdir: $SCRATCH/victim-dir' > .git") >/dev/null 2>&1
 (cd "$nonrepo" && "$WAVEBOX" run -- sh -c "echo planted > '$SCRATCH/victim-dir/x'") >/dev/null 2>&1

@@ -75,7 +75,7 @@ wb doctor --json
 check "doctor --json reports bubblewrap" grep -q '"bwrap"' <<<"$OUT"
 check "doctor reports user namespaces" grep -q 'userNamespaces' <<<"$OUT"
 # A sandbox section with rules but no "enabled": the command runs unsandboxed, and a line says so
-# (SPEC §2: a user who wrote rules meant them); "enabled": false stays silent.
+# (a user who wrote rules meant them); "enabled": false stays silent.
 printf '{"sandbox":{"filesystem":{"allowWrite":["/tmp"]}}}' > "$SCRATCH/noenabled.json"
 wb run --settings "$SCRATCH/noenabled.json" -- true
 check "rules without enabled: a line says the sandbox is off and how to turn it on" grep -q 'sandbox is OFF.*"enabled": true' <<<"$OUT"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Network for every client (issue 18): a resolver inside the sandbox's network namespace answers
+# Network for every client: a resolver inside the sandbox's network namespace answers
 # from the policy (a name on the allow list gets an address of the run's pool, every other name
 # is refused and reported), and connections to those addresses on ports 80 and 443 reach the
 # proxy, which knows the name from the address and decides as for CONNECT. No proxy variable is
@@ -101,10 +101,10 @@ import socket
 s = socket.create_connection(('127.0.0.1', 443), timeout=3)
 s.sendall(b'x'); print('read', s.recv(10))"
 check "a connection to 127.0.0.1:443 inside is refused and reported" grep -q "deny network-outbound 127.0.0.1:443 (a direct connection" <<<"$OUT"
-# NET-7 through the transparent path: an allowed name that resolves to loopback on the host.
+# The local-address check through the transparent path: an allowed name that resolves to loopback on the host.
 lab_wb run --settings "$S" -- $NOPROXY curl -s -m 5 http://loopname.test/tp-loop
-check "NET-7: an allowed name resolving to this host's loopback is refused" grep -q "deny network-outbound loopname.test:80 (resolves to a local address" <<<"$OUT"
-check "NET-7 through the transparent path, IPv6: a name resolving to this host (::ffff:) is refused" \
+check "local-address check: an allowed name resolving to this host's loopback is refused" grep -q "deny network-outbound loopname.test:80 (resolves to a local address" <<<"$OUT"
+check "local-address check through the transparent path, IPv6: a name resolving to this host (::ffff:) is refused" \
   bash -c 'OUT=$(cd "$0" && ip netns exec "$1" "$2" run --settings "$3" -- '"$NOPROXY"' curl -s -m 5 http://mappedown.test/tp-mapped 2>&1); grep -q "deny network-outbound mappedown.test:80 (resolves to a local address" <<<"$OUT"' "$WS" "$LAB_CL" "$WAVEBOX" "$S"
 # An allowlist entry with its own port gets a transparent listener of its own (ssh's 22 would).
 lab_wb run --settings "$S" -- $NOPROXY bash -c 'exec 3<>/dev/tcp/other.test/8080; printf "GET /hello-tp-port HTTP/1.0\r\nHost: other.test\r\n\r\n" >&3; head -1 <&3'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SPEC §6: after the command, a <sandbox_violations> block lists each refused write (from the
+# The report: after the command, a <sandbox_violations> block lists each refused write (from the
 # observer) and each refused read it recognised; ignoreViolations drops lines; a clean command
 # prints no block; the command's output and status are untouched; --report-json has the list.
 . "$(dirname "$0")/lib.sh"
@@ -75,7 +75,7 @@ check "a write through link/.. is reported as the path it reached" grep -q "deny
 rm -f "$WS/fifo" "$WS/lnk"
 
 # A protected file's refusal says what protects it and what to do, in the block the command's
-# caller reads (issue 19: `git remote add` failing on .git/config said only "read-only").
+# caller reads (`git remote add` failing on .git/config said only "read-only").
 git init -q "$WS/repo"
 cfg_before=$(cat "$WS/repo/.git/config")
 wb run -- sh -c 'cd repo && git remote add origin https://example.invalid/r.git; echo x > .git/hooks/pre-commit; true'

@@ -35,14 +35,14 @@ TEST_CASE("default policy: workspace and temp dir writable, nothing in home, cre
   CHECK(p.enabled);
   CHECK(has_write(p, "/home/u/proj"));
   CHECK(has_write(p, "/tmp/wavebox-1000/tmp"));
-  // FS-6: the package managers' caches are the sandbox's own, in its temp dir (cli/run.cpp).
+  // The package managers' caches are the sandbox's own, in its temp dir (cli/run.cpp).
   CHECK_FALSE(has_write(p, "/home/u/.npm"));
   CHECK_FALSE(has_write(p, "/home/u"));
   CHECK(denies_read(p, "/home/u/.ssh"));
   CHECK(denies_read(p, "/home/u/.git-credentials"));
 }
 
-TEST_CASE("FS-4 paths are always write-protected") {
+TEST_CASE("the protected set is always write-protected") {
   SandboxSettings s;
   s.filesystem.allow_write = {"/home/u"};
   auto p = make_fs_policy(s, ctx(), false);
