@@ -8,11 +8,14 @@
 #include <algorithm>
 
 #include "bwrap/plan/plan.hpp"
+#include "bwrap/plan/seccomp_rules.hpp"
 #include "bwrap/run/run.hpp"
 #include "bwrap/shim/wire.h"
 #include "core/domain.hpp"
 #include "core/policy.hpp"
+#include "core/protect.hpp"
 #include "core/sys/cgroup.hpp"
+#include "engine/settings_files.hpp"
 
 namespace wb::engine {
 
@@ -123,6 +126,37 @@ nlohmann::json policy_json(const RunRequest& req, MachineProbe& p) {
                  {"environment", {{"denied", s.sandbox.deny_environment}, {"masked", s.sandbox.mask_environment}}}};
   policy_facts(j, req, p);
   return j;
+}
+
+nlohmann::json doctor_json(const RunRequest& req, const std::vector<std::string>& read_files,
+                           const std::string& project_root, bool trusted, MachineProbe& p) {
+  const Settings& s = req.settings;
+  nlohmann::json j = platform_json(p);
+  j["settingsFiles"] = read_files;
+  j["builtinDefaultProfile"] = s.builtin_default;
+  j["project"] = {{"root", project_root.empty() ? nlohmann::json(nullptr) : nlohmann::json(project_root)},
+                  {"trusted", trusted},
+                  {"trustFile", trust_file(req.home)}};
+  auto folders = trusted_folders(req.home);
+  j["project"]["trustedFolders"] = folders.ok() ? nlohmann::json(*folders) : nlohmann::json::array();
+  if (!folders.ok()) j["project"]["trustError"] = folders.error().message;
+  j.update(policy_json(req, p));
+  j["warnings"] = s.warnings;
+  j["notes"] = s.notes;
+  nlohmann::json table = nlohmann::json::array();
+  for (const auto& e : protected_table()) {
+    table.push_back({{"path", e.rel},
+                     {"where", scope_name(e.scope)},
+                     {"runsIt", e.runs_it},
+                     {"type", e.type == LeafType::kDir ? "directory" : "file"}});
+  }
+  j["protected"] = table;
+  return j;
+}
+
+SeccompRulesText seccomp_rules_text(const Settings& s) {
+  auto rules = lnx::seccomp_rules({s.sandbox.network.allow_all_unix_sockets});
+  return {rules.size(), lnx::describe_rules(rules)};
 }
 
 }  // namespace wb::engine

@@ -3,6 +3,7 @@
 // doctor`, serve's doctor and session/policy).
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "core/result.hpp"
 #include "core/settings.hpp"
@@ -26,5 +27,17 @@ nlohmann::json platform_json(MachineProbe& p);
 // {"policy": {...}} for this run request: the decision's settings, the filesystem's paths (as
 // planned here), the network's allowlist. May set "mountsPlacedBy" and "readReports" (mode strict).
 nlohmann::json policy_json(const RunRequest& req, MachineProbe& p);
+// `wavebox doctor --json`: the platform, the settings files read, the project (project_root:
+// where its settings were looked for) and the folders the user trusts, the policy for req, the
+// settings' warnings and notes, the protected table.
+nlohmann::json doctor_json(const RunRequest& req, const std::vector<std::string>& read_files,
+                           const std::string& project_root, bool trusted, MachineProbe& p);
+
+// The seccomp rules a sandbox here loads, described one a line.
+struct SeccompRulesText {
+  size_t count = 0;
+  std::string text;
+};
+SeccompRulesText seccomp_rules_text(const Settings& s);
 
 }  // namespace wb::engine

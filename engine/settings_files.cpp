@@ -227,7 +227,7 @@ Result<LoadedSettings> load_run_settings(const std::string& home, const std::str
   // The user's files, existing or not, always: a command must not write what configures later runs.
   for (const auto& f : user_files_of(home)) add_guard(out.guarded, f);
   add_guard(out.guarded, trust_file(home));
-  // What `wavebox hooks uninstall` writes back into an agent host's file (cli/hooks.cpp).
+  // What `wavebox hooks uninstall` writes back into an agent host's file (engine/hook_files.cpp).
   add_guard(out.guarded, paths::join(home, ".config/wavebox/hooks-installed.json"));
 
   std::vector<SettingsSource> mine, project;  // applied as written; only narrowing
