@@ -88,7 +88,7 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
   p.writable.push_back({ctx.tmpdir, false});
   if (!ctx.cache_dir.empty()) p.writable.push_back({ctx.cache_dir, false, true});
   // Package managers get caches of the sandbox's own (in TMPDIR, named by the
-  // environment: cli/run.cpp), not the host's ~/.npm, pnpm store or yarn cache: what a sandboxed
+  // environment: engine/environment.cpp), not the host's ~/.npm, pnpm store or yarn cache: what a sandboxed
   // install puts in a cache is later unpacked and run by the host's installs (npx reruns
   // ~/.npm/_npx; PNPM_HOME is on PATH). Nothing in home is writable by default.
   // A glob in a write rule covers what matches it when the run starts (bwrap/plan/facts.cpp,

@@ -126,26 +126,18 @@ Result<MacRun> plan_macos(const RunRequest& req) {
     } else if (sys::is_dir(m.state_dir + "/scan")) {
       cache = m.state_dir + "/scan";
     }
-    std::vector<sys::ScanHit> hits;
-    for (const auto& root : fs.scan_roots) {
-      if (!sys::is_dir(root)) continue;
-      auto res = WB_TRY(sys::scan_tree(root, cache));
-      hits.insert(hits.end(), res.hits.begin(), res.hits.end());
-    }
-    auto g = sys::guards_for_hits(hits, ws, home);
-    if (!g.linked.empty()) {
-      return make_error(ErrorKind::kSandboxFailed,
-                        fmt::format("\"{}\" is a protected file with another name (a hard link); remove the other "
-                                    "link and run again",
-                                    g.linked[0]));
-    }
-    in.found = g.deny_write;
-    for (auto& u : sys::guards_for_user_git_config(home)) in.found.push_back(std::move(u));
-    in.repositories = g.repo_dirs;
-    m.git_dirs = g.git_dirs;
-    m.scan_roots = fs.scan_roots;
-    findings.zones = g.zones;
-    findings.writable = g.writable;
+    // The same scan as on Linux (core/sys/guards.hpp): the roots as resolved, what could not
+    // be read made read-only, hard links and paths too deep refused.
+    const std::vector<std::string> roots = sys::scan_roots_of(fs);
+    std::vector<std::string> unreadable, too_deep;
+    const auto hits = WB_TRY(sys::scan_all(*req.log, roots, cache, &unreadable, &too_deep));
+    sys::ScanFound found = WB_TRY(sys::guards_from_scan(hits, unreadable, too_deep, ws, home, *req.log));
+    in.found = std::move(found.findings.deny_write);
+    in.repositories = std::move(found.repo_dirs);
+    m.git_dirs = std::move(found.git_dirs);
+    m.scan_roots = roots;
+    findings.zones = std::move(found.findings.zones);
+    findings.writable = std::move(found.findings.writable);
   }
   in.fs = with_findings(fs, findings);
   in.command = m.exe;

@@ -16,39 +16,6 @@
 
 namespace wb::lnx {
 
-static std::vector<std::string> effective_scan_roots(const FsPolicy& policy) {
-  std::vector<std::string> roots;
-  for (const auto& r : policy.scan_roots) {
-    std::string real = sys::real_path_or_empty(r);
-    if (real.empty() || !sys::is_dir(real)) continue;
-    roots.push_back(real);
-  }
-  std::sort(roots.begin(), roots.end());
-  roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
-  std::vector<std::string> out;
-  for (const auto& r : roots) {
-    bool nested = std::any_of(out.begin(), out.end(), [&](const std::string& o) { return paths::is_within(r, o); });
-    if (!nested) out.push_back(r);
-  }
-  return out;
-}
-
-static Result<std::vector<sys::ScanHit>> scan_all(const Logger& log, const std::vector<std::string>& roots,
-                                                  const std::string& cache,
-                                                  std::vector<std::string>* unreadable = nullptr,
-                                                  std::vector<std::string>* too_deep = nullptr) {
-  std::vector<sys::ScanHit> hits;
-  for (const auto& r : roots) {
-    auto res = WB_TRY(sys::scan_tree(r, cache));
-    log.info(fmt::format("scanned {}: {} directories, {} read ({})", log::quote(r), res.dirs_total, res.dirs_read,
-                         res.timing));
-    hits.insert(hits.end(), res.hits.begin(), res.hits.end());
-    if (unreadable) unreadable->insert(unreadable->end(), res.unreadable.begin(), res.unreadable.end());
-    if (too_deep) too_deep->insert(too_deep->end(), res.too_deep.begin(), res.too_deep.end());
-  }
-  return hits;
-}
-
 // A large tree's known hits, from its cache alone (every root's), or nullopt: then it is scanned
 // before the plan, as a small one always is.
 static std::optional<std::vector<sys::ScanHit>> cached_hits(const Logger& log, const std::vector<std::string>& roots,
@@ -86,7 +53,7 @@ static std::optional<std::vector<sys::ScanHit>> cached_hits(const Logger& log, c
 // read (read-only), hard links and depths it cannot handle (refused). late: a large tree may be
 // planned from its cache and checked while the command starts (p.late).
 Status guard_what_the_scan_found(const LinuxRun& run, const FsPolicy& policy, Prepared& p, bool late) {
-  p.scan_roots = effective_scan_roots(policy);
+  p.scan_roots = sys::scan_roots_of(policy);
   std::vector<std::string> unreadable, too_deep;
   std::string ws_real = sys::real_path_or_empty(run.cwd);
   std::vector<sys::ScanHit> hits;
@@ -103,45 +70,17 @@ Status guard_what_the_scan_found(const LinuxRun& run, const FsPolicy& policy, Pr
   if (cached) {
     hits = std::move(*cached);
   } else {
-    hits = WB_TRY(scan_all(*run.log, p.scan_roots, run.state.scan, &unreadable, &too_deep));
+    hits = WB_TRY(sys::scan_all(*run.log, p.scan_roots, run.state.scan, &unreadable, &too_deep));
   }
-  auto guards = sys::guards_for_hits(hits, ws_real.empty() ? run.cwd : ws_real, run.home);
-  for (const auto& g : guards.deny_write) p.scan_guards.insert(g.path);
-  Findings& found = p.findings;
-  for (auto& g : guards.deny_write) found.deny_write.push_back(std::move(g));
-  for (auto& g : sys::guards_for_user_git_config(run.home)) found.deny_write.push_back(std::move(g));
-  for (auto& w : guards.writable) found.writable.push_back(std::move(w));
-  for (const auto& z : guards.zones) p.scan_guards.insert("zone:" + z.dir);
-  for (const auto& r : guards.repo_dirs) p.scan_guards.insert("repo:" + r);
-  for (auto& z : guards.zones) found.zones.push_back(std::move(z));
-  if (!guards.linked.empty()) {
-    return make_error(ErrorKind::kSandboxFailed,
-                      fmt::format("the protected file \"{}\" has other names (hard links), which would stay writable "
-                                  "in the sandbox; remove them (find {} -samefile {}) and run again",
-                                  guards.linked[0], log::quote(run.cwd), log::quote(guards.linked[0])));
-  }
-  if (!too_deep.empty()) {
-    return make_error(ErrorKind::kSandboxFailed,
-                      fmt::format("\"{}\" lies deeper than the longest path the kernel takes, so wavebox cannot look "
-                                  "into it for repositories to guard; move it higher up",
-                                  too_deep[0]));
-  }
-  // A directory the scan could not read may hold a repository or an editor folder it did not
-  // see; the command could open it up (chmod) and write there. It stays read-only instead.
-  p.unreadable = unreadable;
-  for (const auto& u : unreadable) {
-    // Another user's directory (in a shared /tmp): the command, running as this user, cannot
-    // open it up either.
-    struct stat st;
-    if (::lstat(u.c_str(), &st) == 0 && st.st_uid != ::geteuid()) continue;
-    run.log->warn(
-        fmt::format("cannot read \"{}\" to look for protected files in it, so it is read-only in the "
-                    "sandbox; make it readable (chmod u+rx) to have it writable again",
-                    log::quote(u)));
-    found.deny_write.push_back({u, LeafType::kDir, true, "", "a directory wavebox could not look into"});
-  }
-  p.git_dirs = std::move(guards.git_dirs);
-  p.repo_dirs = std::move(guards.repo_dirs);
+  sys::ScanFound found = WB_TRY(
+      sys::guards_from_scan(hits, unreadable, too_deep, ws_real.empty() ? run.cwd : ws_real, run.home, *run.log));
+  for (const auto& g : found.hit_guards) p.scan_guards.insert(g);
+  for (const auto& z : found.findings.zones) p.scan_guards.insert("zone:" + z.dir);
+  for (const auto& r : found.repo_dirs) p.scan_guards.insert("repo:" + r);
+  p.findings = std::move(found.findings);
+  p.unreadable = std::move(found.unreadable);
+  p.git_dirs = std::move(found.git_dirs);
+  p.repo_dirs = std::move(found.repo_dirs);
   for (const auto& h : hits) {
     if (is_protected_name(h.name)) p.protected_hits.push_back(paths::join(h.dir, h.name));
   }
@@ -160,7 +99,7 @@ void warn_new_repositories(const Logger& log, const Prepared& before, const std:
     return;
   }
   std::vector<std::string> unreadable, too_deep;
-  auto hits = scan_all(log, before.scan_roots, cache, &unreadable, &too_deep);
+  auto hits = sys::scan_all(log, before.scan_roots, cache, &unreadable, &too_deep);
   if (!hits.ok()) return;
   std::set<std::string> was_unreadable(before.unreadable.begin(), before.unreadable.end());
   for (const auto& u : unreadable) {

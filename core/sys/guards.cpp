@@ -1,7 +1,9 @@
 #include "core/sys/guards.hpp"
 
 #include <dirent.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -222,6 +224,84 @@ HitGuards guards_for_hits(const std::vector<ScanHit>& hits, const std::string& w
       for (auto& g : guarded_for_entry(h.dir, h.name, h.dir == workspace)) out.deny_write.push_back(g);
     }
   }
+  return out;
+}
+
+}  // namespace wb::sys
+
+namespace wb::sys {
+
+std::vector<std::string> scan_roots_of(const FsPolicy& policy) {
+  std::vector<std::string> roots;
+  for (const auto& r : policy.scan_roots) {
+    std::string real = real_path_or_empty(r);
+    if (real.empty() || !is_dir(real)) continue;
+    roots.push_back(real);
+  }
+  std::sort(roots.begin(), roots.end());
+  roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+  std::vector<std::string> out;
+  for (const auto& r : roots) {
+    bool nested = std::any_of(out.begin(), out.end(), [&](const std::string& o) { return paths::is_within(r, o); });
+    if (!nested) out.push_back(r);
+  }
+  return out;
+}
+
+Result<std::vector<ScanHit>> scan_all(const Logger& log, const std::vector<std::string>& roots,
+                                      const std::string& cache_dir, std::vector<std::string>* unreadable,
+                                      std::vector<std::string>* too_deep) {
+  std::vector<ScanHit> hits;
+  for (const auto& r : roots) {
+    auto res = WB_TRY(scan_tree(r, cache_dir));
+    log.info(fmt::format("scanned {}: {} directories, {} read ({})", log::quote(r), res.dirs_total, res.dirs_read,
+                         res.timing));
+    hits.insert(hits.end(), res.hits.begin(), res.hits.end());
+    if (unreadable) unreadable->insert(unreadable->end(), res.unreadable.begin(), res.unreadable.end());
+    if (too_deep) too_deep->insert(too_deep->end(), res.too_deep.begin(), res.too_deep.end());
+  }
+  return hits;
+}
+
+Result<ScanFound> guards_from_scan(const std::vector<ScanHit>& hits, const std::vector<std::string>& unreadable,
+                                   const std::vector<std::string>& too_deep, const std::string& workspace,
+                                   const std::string& home, const Logger& log) {
+  HitGuards guards = guards_for_hits(hits, workspace, home);
+  if (!guards.linked.empty()) {
+    return make_error(ErrorKind::kSandboxFailed,
+                      fmt::format("the protected file \"{}\" has other names (hard links), which would stay writable "
+                                  "in the sandbox; remove them (find {} -samefile {}) and run again",
+                                  guards.linked[0], log::quote(workspace), log::quote(guards.linked[0])));
+  }
+  if (!too_deep.empty()) {
+    return make_error(ErrorKind::kSandboxFailed,
+                      fmt::format("\"{}\" lies deeper than the longest path the kernel takes, so wavebox cannot look "
+                                  "into it for repositories to guard; move it higher up",
+                                  too_deep[0]));
+  }
+  ScanFound out;
+  Findings& found = out.findings;
+  for (const auto& g : guards.deny_write) out.hit_guards.push_back(g.path);
+  found.deny_write = std::move(guards.deny_write);
+  for (auto& g : guards_for_user_git_config(home)) found.deny_write.push_back(std::move(g));
+  found.writable = std::move(guards.writable);
+  found.zones = std::move(guards.zones);
+  // A directory the scan could not read may hold a repository or an editor folder it did not
+  // see; the command could open it up (chmod) and write there. It stays read-only instead.
+  for (const auto& u : unreadable) {
+    // Another user's directory (in a shared /tmp): the command, running as this user, cannot
+    // open it up either.
+    struct stat st;
+    if (::lstat(u.c_str(), &st) == 0 && st.st_uid != ::geteuid()) continue;
+    log.warn(
+        fmt::format("cannot read \"{}\" to look for protected files in it, so it is read-only in the "
+                    "sandbox; make it readable (chmod u+rx) to have it writable again",
+                    log::quote(u)));
+    found.deny_write.push_back({u, LeafType::kDir, true, "", "a directory wavebox could not look into"});
+  }
+  out.git_dirs = std::move(guards.git_dirs);
+  out.repo_dirs = std::move(guards.repo_dirs);
+  out.unreadable = unreadable;
   return out;
 }
 

@@ -35,7 +35,7 @@ TEST_CASE("default policy: workspace and temp dir writable, nothing in home, cre
   CHECK(p.enabled);
   CHECK(has_write(p, "/home/u/proj"));
   CHECK(has_write(p, "/tmp/wavebox-1000/tmp"));
-  // The package managers' caches are the sandbox's own, in its temp dir (cli/run.cpp).
+  // The package managers' caches are the sandbox's own, in its temp dir (engine/environment.cpp).
   CHECK_FALSE(has_write(p, "/home/u/.npm"));
   CHECK_FALSE(has_write(p, "/home/u"));
   CHECK(denies_read(p, "/home/u/.ssh"));
