@@ -146,9 +146,17 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
   // never writable inside, whatever the policy makes writable around it (a workspace in /tmp,
   // allowWrite of /tmp or /dev/shm). Where it sits beside TMPDIR, nothing new may appear there.
   const std::string why_state = "wavebox's own state, which later runs trust";
+  std::vector<std::string> own_cache;  // read back through the mask of every workspace's caches
   auto guard_state = [&](const std::string& path) {
     if (path.empty()) return;
     if (!ctx.tmpdir.empty() && paths::is_within(ctx.tmpdir, path)) {
+      // Other workspaces' TMPDIRs and package caches (what their runs and builds left there) are
+      // not this run's to read: the caches folder is masked, this workspace's own read through.
+      const std::string caches = paths::join(path, "caches");
+      if (!ctx.cache_dir.empty() && paths::is_within(ctx.cache_dir, caches) && ctx.cache_dir != caches) {
+        add_guard(p.deny_read, {caches, LeafType::kDir, false});
+        own_cache.push_back(ctx.cache_dir);
+      }
       std::vector<std::string> carve = {ctx.tmpdir};
       if (!ctx.cache_dir.empty()) carve.push_back(ctx.cache_dir);
       p.zones.push_back({path, carve, why_state});
@@ -189,6 +197,7 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
   }
   for (const auto& d : s.filesystem.deny_read) add_guard(p.deny_read, {d, guess_type(d), true});
   p.allow_read = s.filesystem.allow_read;
+  p.allow_read.insert(p.allow_read.end(), own_cache.begin(), own_cache.end());
 
   // Nested repositories and editor folders can sit anywhere below a tree the sandbox may write.
   p.scan_roots.push_back(ctx.workspace);

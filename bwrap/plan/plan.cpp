@@ -334,21 +334,26 @@ Status Planner::strict_links() const {
 }
 
 void Planner::mounts() {
-  auto writable = [&](const std::string& p) { return within_any(p, rw_) && !within_any(p, ro_); };
+  // A writable root inside a guard (the cache dir inside wavebox's guarded caches) is bound over
+  // that guard: between the two, the root decides.
+  auto root_between = [&](const std::string& q, const std::string& p) {
+    return std::any_of(rw_.begin(), rw_.end(), [&](const std::string& r) {
+      return r != q && paths::is_within(r, q) && paths::is_within(p, r);
+    });
+  };
+  auto guarded = [&](const std::string& p) {
+    return std::any_of(ro_.begin(), ro_.end(),
+                       [&](const std::string& q) { return paths::is_within(p, q) && !root_between(q, p); });
+  };
+  auto writable = [&](const std::string& p) { return within_any(p, rw_) && !guarded(p); };
   std::vector<MountOp> ops;
   for (const auto& r : rw_) ops.push_back({MountKind::kRwBind, r});
   std::set<std::string> pins;
   for (const auto& p : ro_) {
     // Inside another guard already: its mount covers this one, unless a writable root lies
-    // between the two (the cache dir inside wavebox's guarded caches), whose bind is placed over
-    // the outer guard.
-    auto root_between = [&](const std::string& q) {
-      return std::any_of(rw_.begin(), rw_.end(), [&](const std::string& r) {
-        return r != q && paths::is_within(r, q) && paths::is_within(p, r);
-      });
-    };
+    // between the two.
     bool covered = std::any_of(ro_.begin(), ro_.end(), [&](const std::string& q) {
-      return q != p && paths::is_within(p, q) && !root_between(q);
+      return q != p && paths::is_within(p, q) && !root_between(q, p);
     });
     if (covered) continue;
     if (rules_.visible(p) && within_any(p, rw_)) {

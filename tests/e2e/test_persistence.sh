@@ -17,6 +17,17 @@ twice() {
   if [ "$rc1" -eq 125 ] || [ "$RC" -eq 125 ]; then fail "the attack ran both times: $(head -c 300 <<<"$OUT")"; RC=125; fi
 }
 
+# --- Another workspace's TMPDIR and package caches are not this run's to read (what its builds
+# and runs left there), while this run's own stay readable and writable.
+OTHER="$SCRATCH/home/other"
+mkdir -p "$OTHER"
+wb run --cwd "$OTHER" -- sh -c 'echo other-secret > "$TMPDIR/left.txt"; mkdir -p "$npm_config_cache"; echo cached > "$npm_config_cache/x"; echo "$TMPDIR"'
+other_tmp=$(tail -1 <<<"$OUT")
+check "caches: the other workspace's run left its file" [ -f "$other_tmp/left.txt" ]
+twice -- sh -c 'cat "$0/left.txt"; ls "$(dirname "$0")"; echo own > "$TMPDIR/own.txt" && cat "$TMPDIR/own.txt"' "$other_tmp"
+check "caches: another workspace's TMPDIR is not readable" bash -c '! grep -q other-secret <<<"$0"' "$OUT"
+check "caches: and this run's own TMPDIR is readable and writable" grep -q '^own$' <<<"$OUT"
+
 # --- Fail-open planning: a directory made unreadable by one run does not hide what is in it
 # from the next run's guards.
 mkdir -p "$WS/locked/inner"
