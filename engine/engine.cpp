@@ -330,6 +330,7 @@ Result<Prepared> prepare(RunRequest request) {
   auto state = mac     ? Result<sys::StateDir>(make_error(ErrorKind::kUnavailable, "macOS"))
                : early ? Result<sys::StateDir>(early->state)
                        : sys::ensure_state_dir();
+  if (state.ok() && !state->relocated.empty()) log.warn(state->relocated);
   auto bwrap = mac                              ? sys::BwrapInfo{}
                : early && !s.sandbox.bwrap_path ? early->bwrap
                                                 : sys::probe_bwrap(s.sandbox.bwrap_path.value_or(""),

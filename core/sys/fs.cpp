@@ -201,6 +201,28 @@ Status ensure_private_dir(const std::string& path) {
 Result<StateDir> ensure_state_dir() {
   StateDir s;
   s.base = fmt::format("/tmp/wavebox-{}", ::geteuid());
+  struct stat squat;
+  if (::lstat(s.base.c_str(), &squat) == 0 && (squat.st_uid != ::geteuid() || !S_ISDIR(squat.st_mode))) {
+    // Made first by another user (or a link): every run would be refused. A place no other
+    // user can make instead: in this user's home, which the sandbox cannot write (the policy
+    // guards base wherever it is).
+    const char* home = std::getenv("HOME");
+    struct stat hs;
+    if (!home || home[0] != '/' || ::stat(home, &hs) != 0 || hs.st_uid != ::geteuid()) {
+      return make_error(ErrorKind::kSandboxFailed,
+                        fmt::format("\"{}\" is not a private directory owned by this user (uid {}), and there is no "
+                                    "home of this user's to use instead; remove it and run again",
+                                    s.base, ::geteuid()));
+    }
+    const std::string cache = paths::join(paths::normalize(home), ".cache");
+    if (::mkdir(cache.c_str(), 0700) != 0 && errno != EEXIST) return sys_error("mkdir", cache, errno);
+    WB_TRY(ensure_private_dir(cache + "/wavebox"));
+    s.relocated = fmt::format(
+        "\"{}\" belongs to another user (uid {}), who made it first: wavebox's files are in {} instead (remove "
+        "it, or set XDG_RUNTIME_DIR, to have them in /tmp again)",
+        s.base, squat.st_uid, cache + "/wavebox/run");
+    s.base = cache + "/wavebox/run";
+  }
   s.root = s.base;
   if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && xdg[0] == '/') {
     struct stat st;

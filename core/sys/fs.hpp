@@ -49,6 +49,9 @@ struct StateDir {
   std::string pool;  // empty stubs kept between runs (same filesystem as /tmp), see stubs.hpp
   std::string scan;
   std::string placeholder;
+  // Said once per run when base is not /tmp/wavebox-UID: another local user made that first
+  // (where no XDG_RUNTIME_DIR is: cron, su, containers), so base is in this user's home instead.
+  std::string relocated;
 };
 Result<StateDir> ensure_state_dir();
 // Makes the directory (mode 0700) or checks it: a directory of this user's, private (modes
