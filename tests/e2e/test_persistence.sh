@@ -28,6 +28,16 @@ twice -- sh -c 'cat "$0/left.txt"; ls "$(dirname "$0")"; echo own > "$TMPDIR/own
 check "caches: another workspace's TMPDIR is not readable" bash -c '! grep -q other-secret <<<"$0"' "$OUT"
 check "caches: and this run's own TMPDIR is readable and writable" grep -q '^own$' <<<"$OUT"
 
+# --- Hook managers and toolchain selectors (docs/protected.md): what they name runs on the next
+# commit or tool command, so a command cannot plant them, at the root or deeper.
+mkdir -p "$WS/pkg"
+twice -- sh -c 'for d in . pkg; do mkdir -p $d/.husky; echo evil > $d/.husky/pre-commit; echo evil > $d/lefthook.yml; echo evil > $d/.pre-commit-config.yaml; printf "[toolchain]\npath = /tmp/evil\n" > $d/rust-toolchain.toml; echo "python path:/tmp/evil" > $d/.tool-versions; echo "yarnPath: evil.js" > $d/.yarnrc.yml; echo "script-shell=/tmp/evil" > $d/.npmrc; echo evil > $d/mise.toml; done; true'
+for p in .husky lefthook.yml .pre-commit-config.yaml rust-toolchain.toml .tool-versions .yarnrc.yml .npmrc mise.toml; do
+  check "hook managers and toolchains: $p cannot be planted (root, nested)" \
+    bash -c '[ ! -e "$0" ] && [ ! -e "$1" ]' "$WS/$p" "$WS/pkg/$p"
+done
+rm -rf "$WS/pkg"
+
 # --- Fail-open planning: a directory made unreadable by one run does not hide what is in it
 # from the next run's guards.
 mkdir -p "$WS/locked/inner"
