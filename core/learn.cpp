@@ -54,6 +54,17 @@ std::string write_root(const std::string& path, const LearnContext& ctx) {
 
 }  // namespace
 
+bool holds_guarded(const std::string& root, const LearnContext& ctx) {
+  for (const auto& e : protected_table()) {
+    const std::string& base = e.scope == ProtectScope::kHome        ? ctx.home
+                              : e.scope == ProtectScope::kWorkspace ? ctx.workspace
+                                                                    : std::string();
+    if (!base.empty() && paths::is_within(paths::join(base, e.rel), root)) return true;
+  }
+  return std::any_of(ctx.never.begin(), ctx.never.end(),
+                     [&](const std::string& n) { return paths::is_within(n, root); });
+}
+
 Learned learn_from(const std::vector<Violation>& refused, const LearnContext& ctx) {
   Learned l;
   for (const auto& v : refused) {
@@ -107,7 +118,11 @@ Learned learn_from(const std::vector<Violation>& refused, const LearnContext& ct
       if (read) {
         add_unique(l.allow_read, v.target);
       } else {
-        add_unique(l.allow_write, write_root(v.target, ctx));
+        // The narrowest that would have allowed it: its directory, unless that holds a guarded
+        // path (a protected file, a PATH directory, wavebox's own): then the file itself.
+        std::string root = write_root(v.target, ctx);
+        if (root != v.target && holds_guarded(root, ctx)) root = v.target;
+        add_unique(l.allow_write, root);
       }
     } else if (v.kind == Refused::kConnect || v.kind == Refused::kDns) {
       if (v.code == RefusalCode::kHostSocket) {

@@ -23,6 +23,9 @@ struct LearnContext {
 };
 
 Learned learn_from(const std::vector<Violation>& refused, const LearnContext& ctx);
+// Whether root holds a path that is guarded whatever the settings say (a protected entry, a
+// PATH directory or wavebox's own files, ctx.never): never suggested as a writable root.
+bool holds_guarded(const std::string& root, const LearnContext& ctx);
 // {"sandbox": {...}} with only the additions: merged after the user's own settings (arrays
 // concatenate), it allows what was refused.
 std::string learned_settings_json(const Learned& l);

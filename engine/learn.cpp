@@ -26,7 +26,7 @@ Learned learned(const std::vector<Violation>& refused, LearnContext ctx, const s
     std::string at = w;
     while (!sys::exists(at) && at != "/") at = paths::parent(at);
     if (at == w) continue;
-    if (at == "/" || at == ctx.home || paths::parent(at) == "/") {
+    if (at == "/" || at == ctx.home || paths::parent(at) == "/" || holds_guarded(at, ctx)) {
       l.not_suggested.push_back(w + ": does not exist (make it first, then allow it)");
       w.clear();
     } else {

@@ -83,3 +83,18 @@ TEST_CASE("learn: every kind of refusal is answered: limits and other platforms'
   CHECK(l.not_suggested[0].find("sandbox.resources.memoryMB") != std::string::npos);
   CHECK(l.not_suggested[3].find("mach-lookup") != std::string::npos);
 }
+
+TEST_CASE("learn: a suggested directory never holds a guarded path or a PATH directory: the file itself instead") {
+  LearnContext ctx{"/home/u", "/home/u/proj", {"/tmp/wavebox-1000", "/home/u/tools/bin"}};
+  std::vector<Violation> v = {
+      {wb::Refused::kFileWrite, "/home/u/.config/new.json", ""},  // ~/.config holds ~/.config/git
+      {wb::Refused::kFileWrite, "/home/u/tools/notes.txt", ""},   // ~/tools holds a PATH directory
+      {wb::Refused::kFileWrite, "/home/u/data/app/out.log", ""},  // nothing guarded below
+  };
+  auto l = learn_from(v, ctx);
+  CHECK(l.allow_write ==
+        std::vector<std::string>{"/home/u/.config/new.json", "/home/u/tools/notes.txt", "/home/u/data/app"});
+  CHECK(wb::holds_guarded("/home/u/.config", ctx));
+  CHECK(wb::holds_guarded("/home/u/tools", ctx));
+  CHECK_FALSE(wb::holds_guarded("/home/u/data/app", ctx));
+}
