@@ -29,6 +29,8 @@ const std::vector<ProtectedEntry>& protected_table() {
       {"opencode.jsonc", S::kAnyDepth, T::kFile, "OpenCode (plugins, MCP servers, found walking up)"},
       {".zed", S::kAnyDepth, T::kDir, "Zed (tasks, settings)"},
       {".gitmodules", S::kAnyDepth, T::kFile, "git submodule (URLs, update = !command)"},
+      {"config.worktree", S::kAnyDepth, T::kFile,
+       "git, in a linked worktree with extensions.worktreeConfig (core.fsmonitor, core.hooksPath)"},
       // Hook managers and toolchain selectors: what they name runs on the next commit or the
       // next tool command below them (docs/protected.md has each tool's documentation).
       {".husky", S::kAnyDepth, T::kDir, "husky (the hook scripts its .husky/_ shims run)"},

@@ -12,6 +12,12 @@ OUT=$(cd "$WS/wt" && "$WAVEBOX" run -- sh -c 'echo hi > f && git add f && git co
 check "the worktree commit command ran" grep -q . <<<"x"
 check "the commit from inside the worktree landed in the main repository" bash -c 'git -C "$0" log --oneline feature | grep -q inside' "$main"
 check "the main repository's config stayed unchanged" [ "$(md5sum < "$main/.git/config")" = "$before_cfg" ]
+# The worktree's own config (read with extensions.worktreeConfig, which sparse-checkout sets),
+# this worktree's or another's, cannot be made from inside: host git would run its fsmonitor.
+git -C "$main" worktree add -q "$HOME/other-wt" -b other 2>/dev/null
+OUT=$(cd "$WS/wt" && "$WAVEBOX" run -- sh -c 'for d in "$(git rev-parse --git-dir)" "$(git rev-parse --git-common-dir)/worktrees/other-wt"; do printf "[core]\n\tfsmonitor = evil\n" > "$d/config.worktree"; done; true' 2>&1)
+check "a worktree's config.worktree cannot be created (its own, another's)" \
+  bash -c '[ ! -e "$0/.git/worktrees/wt/config.worktree" ] && [ ! -e "$0/.git/worktrees/other-wt/config.worktree" ]' "$main"
 
 # A submodule initialised on the host: work inside it is sandboxed work like any other (its
 # objects are written without a refusal), its config and hooks stay protected.
