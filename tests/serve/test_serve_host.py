@@ -3,6 +3,7 @@ the settings files it came from, a doctor method, and what wavebox says during a
 the client. Driven by wbclient, checked on the host."""
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -111,6 +112,7 @@ def main():
                   for m in msgs))
     finally:
         srv.close(20)
+        shutil.rmtree(base, ignore_errors=True)  # nothing of the test left in /tmp
     print(f"{checks[0] - checks[1]} passed, {checks[1]} failed")
     return 1 if checks[1] else 0
 
