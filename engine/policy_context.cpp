@@ -1,6 +1,7 @@
 // What the filesystem policy must know of this run (core/policy's PolicyContext): home, the
 // workspace, wavebox's own places, the settings files, the programs it runs, and the caller's
-// PATH as the kernel would walk it.
+// PATH as the kernel would walk it. Not pure, by design: it looks at the file system (lstat,
+// readlink) to walk PATH as the kernel does; it reads no environment of its own (the request's).
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
