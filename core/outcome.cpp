@@ -34,7 +34,7 @@ std::vector<std::string> refusal_code_names() {
   std::vector<std::string> out;
   for (auto c : {RefusalCode::kPolicy, RefusalCode::kProtected, RefusalCode::kNotAllowed, RefusalCode::kDeniedHost,
                  RefusalCode::kLocalAddress, RefusalCode::kDirect, RefusalCode::kHostSocket, RefusalCode::kDeclined,
-                 RefusalCode::kLimit}) {
+                 RefusalCode::kLimit, RefusalCode::kRequest}) {
     out.push_back(code_name(c));
   }
   return out;

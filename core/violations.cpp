@@ -102,6 +102,8 @@ const char* code_name(RefusalCode c) {
       return "declined";
     case RefusalCode::kLimit:
       return "limit";
+    case RefusalCode::kRequest:
+      return "request";
   }
   return "?";
 }

@@ -38,6 +38,7 @@ enum class RefusalCode : std::uint8_t {
   kHostSocket,    // a Unix socket of the host
   kDeclined,      // the client declined, or did not answer in time (serve's approval)
   kLimit,         // a bound of the run (names used up)
+  kRequest,       // an HTTP request naming another host than the decided one (its Host header)
 };
 
 struct Violation {

@@ -54,7 +54,7 @@ HttpParse fail(int code, std::string why) {
 
 }  // namespace
 
-HttpParse parse_http_request(std::string_view buf, size_t max_head) {
+HttpParse parse_http_request(std::string_view buf, size_t max_head, bool origin_form) {
   HttpParse out;
   size_t end = buf.find("\r\n\r\n");
   if (end == std::string_view::npos) {
@@ -82,7 +82,12 @@ HttpParse parse_http_request(std::string_view buf, size_t max_head) {
                    [](char c) { return std::isupper(static_cast<unsigned char>(c)); })) {
     return fail(400, "malformed method");
   }
-  if (r.method == "CONNECT") {
+  if (origin_form) {
+    if (r.method == "CONNECT" || target.empty() || (target[0] != '/' && target != "*")) {
+      return fail(400, "a request to a host needs an origin-form target (/path)");
+    }
+    r.path = std::string(target);
+  } else if (r.method == "CONNECT") {
     r.connect = true;
     if (!split_authority(target, 0, r.host, r.port) || r.port == 0) return fail(400, "malformed CONNECT target");
   } else {
@@ -117,6 +122,44 @@ HttpParse parse_http_request(std::string_view buf, size_t max_head) {
   r.header_bytes = end + 4;
   out.status = ParseStatus::kDone;
   return out;
+}
+
+Framing check_framing(const HttpRequest& r, std::string_view host, int port, std::string_view also) {
+  Framing f;
+  auto refuse = [&f](int code, std::string why, bool other = false) {
+    f.ok = false;
+    f.code = code;
+    f.error = std::move(why);
+    f.names_other_host = other;
+    return f;
+  };
+  bool seen_length = false, seen_host = false;
+  for (const auto& [name, value] : r.headers) {
+    std::string n = lower(name);
+    if (n == "transfer-encoding") {
+      return refuse(411,
+                    "chunked request bodies are not relayed over plain HTTP (use https, or send a Content-Length)");
+    }
+    if (n == "content-length") {
+      if (seen_length) return refuse(400, "more than one Content-Length");
+      if (value.empty() || value.size() > 18 || value.find_first_not_of("0123456789") != std::string::npos) {
+        return refuse(400, "malformed Content-Length");
+      }
+      seen_length = true;
+      f.length = std::stoll(value);
+    }
+    if (n == "host") {
+      if (seen_host) return refuse(400, "more than one Host header", true);
+      seen_host = true;
+      std::string h;
+      int p = 0;
+      if (!split_authority(value, 80, h, p)) return refuse(400, "malformed Host header", true);
+      if ((h != host && (also.empty() || h != also)) || p != port) {
+        return refuse(400, "the Host header names " + value + ", not the host the request was decided for", true);
+      }
+    }
+  }
+  return f;
 }
 
 std::string upstream_head(const HttpRequest& r) {

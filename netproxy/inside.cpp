@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstring>
 
@@ -38,7 +39,12 @@ std::string Proxy::Impl::dns_answer(Tenant& t, const DnsQuery& query) {
     std::string s = suffix;
     return q->name.size() >= s.size() && q->name.compare(q->name.size() - s.size(), s.size(), s) == 0;
   };
-  if (q->name == "localhost" || ends(".localhost")) {
+  if (own_name.empty()) {
+    char name[256] = "";
+    if (::gethostname(name, sizeof name - 1) == 0) own_name = canonical_host(name).value_or("");
+    if (own_name.empty()) own_name = "localhost";
+  }
+  if (q->name == "localhost" || ends(".localhost") || q->name == own_name) {
     // What /etc/hosts says (the sandbox's own loopback), for a client that did not read it.
     return q->qtype == kDnsA ? dns_answer_a(*q, 0x7f000001, 60) : dns_answer_empty(*q, 0);
   }
@@ -121,15 +127,27 @@ void Proxy::Impl::accept_transparent(Tenant& t, int lfd) {
       ref.host = text;
       // An address the allowlist names as a literal: decided as the proxy decides it.
       if (addr != 0 && decide_host(t.cfg.policy, ref.host, port).allow && (addr >> 24) != 127) {
-        decide_then_resolve(ref);
+        http_or_decide(ref);
         continue;
       }
       refuse(ref, RefusalCode::kDirect, "a direct connection to an address; connect to a name on the allow list", "");
       continue;
     }
     ref.host = *name;
-    decide_then_resolve(ref);
+    http_or_decide(ref);
   }
+}
+
+// Port 80 carries HTTP: its request head is read first and checked as the proxy checks one
+// (framing, a Host that is the decided name), so one allowed connection cannot carry a request
+// for another host. Every other port is relayed as bytes, decided by the name alone.
+void Proxy::Impl::http_or_decide(Conn& c) {
+  if (c.port != 80) {
+    decide_then_resolve(c);
+    return;
+  }
+  c.st = St::kHead;
+  update(c);
 }
 
 }  // namespace wb::netproxy

@@ -329,14 +329,15 @@ void Proxy::Impl::fail(Conn& c, const std::string& http, int socks_code) {
 }
 
 void Proxy::Impl::on_head(Conn& c) {
-  auto p = parse_http_request(c.in, limits.max_head);
+  const bool transparent = c.proto == Proto::kTransparent;
+  auto p = parse_http_request(c.in, limits.max_head, transparent);
   if (p.status == ParseStatus::kNeedMore) return;
   if (p.status == ParseStatus::kError) {
     fail(c, http_error(p.error_code, p.error_code == 431 ? "Request Header Fields Too Large" : "Bad Request", p.error),
          0);
     return;
   }
-  if (!c.t->cfg.credential.empty()) {
+  if (!transparent && !c.t->cfg.credential.empty()) {
     std::string given;
     for (const auto& [name, value] : p.req.headers) {
       std::string n = name;
@@ -354,36 +355,33 @@ void Proxy::Impl::on_head(Conn& c) {
       return;
     }
   }
-  c.host = p.req.host;
-  c.port = p.req.port;
+  if (transparent) {
+    // The host is the connection's (the name behind the pool address it reached), the port 80.
+    p.req.host = c.host;
+    p.req.port = c.port;
+  } else {
+    c.host = p.req.host;
+    c.port = p.req.port;
+  }
   c.connect_method = p.req.connect;
   std::string rest = c.in.substr(p.req.header_bytes);
   c.in.clear();
   if (!c.connect_method) {
-    // One request per connection, framed by its Content-Length: a second request pipelined
-    // behind it would reach the allowed host undecided (with a Host of its own).
-    long long length = 0;
-    for (const auto& [name, value] : p.req.headers) {
-      std::string n = name;
-      for (auto& ch : n) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      if (n == "transfer-encoding") {
-        fail(c,
-             http_error(411, "Length Required",
-                        "chunked request bodies are not relayed over plain HTTP (use https, or send a Content-Length)"),
-             0);
-        return;
-      }
-      if (n == "content-length") {
-        if (value.empty() || value.size() > 18 || value.find_first_not_of("0123456789") != std::string::npos ||
-            (length != 0 && std::stoll(value) != length)) {
-          fail(c, http_error(400, "Bad Request", "malformed Content-Length"), 0);
-          return;
-        }
-        length = std::stoll(value);
-      }
+    // One request per connection, framed by its one Content-Length, to the host decided: a
+    // second request behind it, or a Host of its own, would reach a host undecided.
+    std::string name;  // a pool address's name: the host decided for it
+    if (auto v4 = parse_ipv4(c.host); v4 && AddressPool::in_pool(*v4)) name = c.t->pool.name_at(*v4).value_or("");
+    Framing f = check_framing(p.req, name.empty() ? c.host : name, c.port, name.empty() ? "" : c.host);
+    if (!f.ok && f.names_other_host) {
+      refuse(c, RefusalCode::kRequest, f.error, "");
+      return;
     }
-    if (static_cast<long long>(rest.size()) > length) rest.resize(static_cast<size_t>(length));
-    c.body_left = length - static_cast<long long>(rest.size());
+    if (!f.ok) {
+      fail(c, http_error(f.code, f.code == 411 ? "Length Required" : "Bad Request", f.error), 0);
+      return;
+    }
+    if (static_cast<long long>(rest.size()) > f.length) rest.resize(static_cast<size_t>(f.length));
+    c.body_left = f.length - static_cast<long long>(rest.size());
   }
   c.prefix = c.connect_method ? rest : upstream_head(p.req) + rest;
   decide_then_resolve(c);
@@ -586,7 +584,7 @@ void Proxy::Impl::on_event(Conn& c, bool upstream, std::uint32_t ev) {
         fail(c, http_error(431, "Request Header Fields Too Large", "request head too large"), 0x01);
         return;
       }
-      if (c.proto == Proto::kHttp)
+      if (c.proto == Proto::kHttp || c.proto == Proto::kTransparent)
         on_head(c);
       else if (c.proto == Proto::kDnsTcp)
         on_dns_tcp(c);

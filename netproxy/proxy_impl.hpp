@@ -122,6 +122,9 @@ using namespace detail;
 
 struct Proxy::Impl {
   Limits limits;
+  // This machine's name, lower case: the sandbox's /etc/hosts maps it to loopback, and the
+  // resolver answers it so, quietly, for a client that asks DNS (an AAAA lookup after the file).
+  std::string own_name;
   ProxyStats stats;
   Fd epoll, stop_fd, control_fd;
   std::map<std::uint64_t, std::unique_ptr<Tenant>> tenants;
@@ -166,6 +169,7 @@ struct Proxy::Impl {
   void update(Conn& c);
   void close_conn(std::uint64_t id);
   void on_head(Conn& c);
+  void http_or_decide(Conn& c);
   void on_socks(Conn& c);
 };
 

@@ -371,6 +371,17 @@ void Planner::mounts() {
   }
   for (const auto& p : pins) ops.push_back({MountKind::kPin, p});
   if (policy_.strict) strict_root(ops);
+  // The sandbox's /etc/hosts, over the host's where that is readable and not writable: only
+  // loopback names come from it, every other name from the sandbox's resolver.
+  const char* hosts = "/etc/hosts";
+  bool etc_shown = !policy_.strict || std::any_of(ops.begin(), ops.end(), [&](const MountOp& o) {
+    return o.kind == MountKind::kVisible && !o.link && paths::is_within(hosts, o.path);
+  });
+  if (!facts_.hosts_file.empty() && etc_shown && rules_.visible(hosts) && !within_any(hosts, rw_)) {
+    MountOp op{MountKind::kVisible, hosts};
+    op.source = facts_.hosts_file;
+    ops.push_back(op);
+  }
 
   std::sort(ops.begin(), ops.end(), [](const MountOp& a, const MountOp& b) {
     int da = paths::depth(a.path), db = paths::depth(b.path);
@@ -493,7 +504,7 @@ std::string render_shim_mounts(const Plan& plan, const LinuxFacts& facts, const 
   record(WB_MOUNT_PROC, plan.host_proc ? WB_PROC_HOST : WB_PROC_NEW, "/proc");
   for (const auto& op : plan.mounts) {
     switch (op.kind) {
-      case MountKind::kVisible:  // never: a strict plan is bwrap's (shim_can_place)
+      case MountKind::kVisible:  // the sandbox's /etc/hosts (a strict plan is bwrap's: shim_can_place)
         record(WB_MOUNT_RO, op.source, op.path);
         break;
       case MountKind::kRwBind:

@@ -35,6 +35,8 @@ struct LinuxFacts {
   std::set<std::string> stubs;            // paths that are this run's stubs (empty, ours)
   // Read masks may be FUSE filesystems that report each lookup (/dev/fuse can be opened).
   bool fuse = false;
+  // The sandbox's /etc/hosts (core/etc_hosts.hpp), bound over the host's; empty: the host's.
+  std::string hosts_file;
 };
 
 enum class MountKind { kVisible, kRwBind, kPin, kCarve, kRoBind, kMaskDir, kMaskFile };

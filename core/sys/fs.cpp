@@ -9,11 +9,13 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 
+#include "core/etc_hosts.hpp"
 #include "core/hash.hpp"
 #include "core/paths.hpp"
 #include "core/sys/fd.hpp"
@@ -256,6 +258,35 @@ Result<StateDir> ensure_state_dir() {
     ::fchmod(fd.get(), 0000);
   }
   return s;
+}
+
+std::string sandbox_hosts_file(const StateDir& state) {
+  struct stat st;
+  if (::lstat("/etc/hosts", &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  auto host_file = read_regular_file("/etc/hosts");
+  if (!host_file.ok()) return "";
+  char name[256] = "";
+  if (::gethostname(name, sizeof name - 1) != 0) name[0] = 0;
+  const std::string want = sandbox_hosts(*host_file, name);
+  const std::string path = state.root + "/hosts";
+  if (auto have = read_regular_file(path); have.ok() && *have == want) return path;
+  // Beside it, under a name of this call's own, then renamed: a run that bound the old file
+  // keeps it, and concurrent runs (of this process too) each write a whole file of their own.
+  static std::atomic<unsigned> n{0};
+  const std::string tmp = fmt::format("{}.{}.{}", path, ::getpid(), n++);
+  ::unlink(tmp.c_str());  // left by a process of this pid that died mid-write
+  {
+    Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0444));
+    if (!fd.valid() || ::write(fd.get(), want.data(), want.size()) != static_cast<ssize_t>(want.size())) {
+      ::unlink(tmp.c_str());
+      return "";
+    }
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return "";
+  }
+  return path;
 }
 
 Result<WorkspaceDirs> ensure_cache_dir(const StateDir& state, const std::string& workspace) {

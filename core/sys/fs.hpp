@@ -64,6 +64,10 @@ struct WorkspaceDirs {
 };
 Result<WorkspaceDirs> ensure_cache_dir(const StateDir& state, const std::string& workspace);
 
+// The sandbox's /etc/hosts (core/etc_hosts.hpp) as a file in state.root, rewritten when the host's
+// changed; empty when the host's /etc/hosts is not a regular file (a link is left alone).
+std::string sandbox_hosts_file(const StateDir& state);
+
 // Raises this process's soft RLIMIT_NOFILE to the hard limit (the proxy holds two sockets per
 // tunnel) and remembers the original, which children get back before exec.
 void raise_fd_limit();

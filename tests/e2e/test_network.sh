@@ -47,11 +47,12 @@ check "empty allowlist: HTTP, HTTPS and SOCKS refused" [ "$(grep -c 'deny networ
 lab_wb run --settings "$S" -- sh -c "python3 -c \"import socket; s=socket.socket(); s.connect(('127.0.0.1',1080)); s.sendall(bytes([5,1,0])); s.recv(2); s.sendall(bytes([5,1,0,3,len(b'allowed.test')])+b'allowed.test'+bytes([0,80])); print('socks-reply', s.recv(10)[1])\""
 check "SOCKS5 refusal is reply 0x02" grep -q "socks-reply 2" <<<"$OUT"
 
-# Plain HTTP: the Host the upstream sees is the one decided, and a request pipelined behind an
-# allowed one is never relayed undecided.
+# Plain HTTP: a Host naming another host than the one decided is refused, and a request
+# pipelined behind an allowed one is never relayed undecided.
 settings '["allowed.test"]'
 lab_wb run --settings "$S" -- sh -c "curl -s -m 5 -H 'Host: denied.test' http://allowed.test/host-swap"
-check "a Host header other than the target's is replaced by the target's" received "GET /host-swap host=allowed.test"
+check "a Host header other than the target's is refused: nothing reached the upstream" bash -c '! grep -q host-swap "$0"' "$LAB_LOG"
+check "and reported with the host it named" grep -q "deny network-outbound allowed.test:80 (the Host header names denied.test" <<<"$OUT"
 lab_wb run --settings "$S" -- python3 -c "
 import socket
 s = socket.create_connection(('127.0.0.1', 3128), timeout=5)
@@ -72,7 +73,7 @@ settings '["allowed.test"]'
 : > "$SCRATCH/before"; cp "$LAB_LOG" "$SCRATCH/before"
 lab_wb run --settings "$S" -- sh -c "
 curl -s -m 3 --noproxy '*' http://$LAB_UP_IP/direct-1;
-env -u HTTP_PROXY -u http_proxy -u HTTPS_PROXY -u https_proxy -u ALL_PROXY -u all_proxy curl -s -m 3 http://allowed.test/direct-2;
+env -u HTTP_PROXY -u http_proxy -u HTTPS_PROXY -u https_proxy -u ALL_PROXY -u all_proxy curl -s -m 3 http://other.test/direct-2;
 (exec 3<>/dev/tcp/$LAB_UP_IP/80 && printf 'GET /direct-3 HTTP/1.0\r\n\r\n' >&3) 2>/dev/null;
 python3 -c \"import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'udp-escape', ('$LAB_UP_IP', 53))\" 2>/dev/null;
 python3 -c \"import socket; print(socket.gethostbyname('allowed.test'))\" 2>/dev/null; true"

@@ -3,8 +3,9 @@
 # from the policy (a name on the allow list gets an address of the run's pool, every other name
 # is refused and reported), and connections to those addresses on ports 80 and 443 reach the
 # proxy, which knows the name from the address and decides as for CONNECT. No proxy variable is
-# needed. The lab's names are in its /etc/hosts, which the sandbox would read first: the
-# settings deny reading it, so the clients inside ask DNS as they would for a real name.
+# needed. The lab's names are in its /etc/hosts (allowed.test, and loopname.test on loopback):
+# inside, /etc/hosts keeps only this machine's loopback names, so clients ask the sandbox's
+# resolver for them as they would for a real name.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/netlab.sh"
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null || ! command -v curl >/dev/null; then
@@ -15,11 +16,15 @@ trap 'lab_down; cleanup' EXIT
 lab_up || { echo "cannot build the lab"; exit 1; }
 
 S="$SCRATCH/net.json"
-printf '{"sandbox":{"enabled":true,"filesystem":{"denyRead":["/etc/hosts"]},"network":{"allowedDomains":["allowed.test","allowed.test:22","loopname.test","mappedown.test","other.test:8080"],"deniedDomains":["denied.test"]}}}' > "$S"
+printf '{"sandbox":{"enabled":true,"network":{"allowedDomains":["allowed.test","allowed.test:22","loopname.test","mappedown.test","other.test:8080"],"deniedDomains":["denied.test"]}}}' > "$S"
 NOPROXY='env -u HTTP_PROXY -u HTTPS_PROXY -u http_proxy -u https_proxy -u ALL_PROXY -u all_proxy -u NO_PROXY -u no_proxy'
 
 lab_wb run --settings "$S" -- getent hosts allowed.test
 check "getent: an allowed name resolves inside, to the run's pool" grep -qE '^127\.100\.[0-9]+\.[0-9]+ +allowed\.test' <<<"$OUT"
+lab_wb run --settings "$S" -- cat /etc/hosts
+check "the sandbox's /etc/hosts keeps localhost" grep -qE '^127\.0\.0\.1 localhost' <<<"$OUT"
+check "and none of the host's other names" bash -c '! grep -qE "allowed\.test|loopname\.test|mappedown\.test" <<<"$0"' "$OUT"
+check "the host's own file is untouched" grep -q "allowed.test" "/etc/netns/$LAB_CL/hosts"
 # DNS over TCP (what a client falls back to, or dig +tcp uses), on port 53 of every address.
 lab_wb run --settings "$S" -- python3 -c "
 import socket, struct
@@ -123,6 +128,28 @@ check "no query left the sandbox (the lab's resolver logged nothing)" bash -c '!
 lab_wb run --settings "$S" -- curl -s -m 5 http://allowed.test/hello-tp-proxied
 check "the HTTP proxy still works beside it" received "80 GET /hello-tp-proxied"
 
+# Plain HTTP is read as a server would read it, on both paths: a Host naming another host (a
+# shared server or CDN routes by it), two lengths, a transfer-encoding beside a length are
+# refused before anything is sent, and a Host refusal is reported.
+TCP_SEND='exec 3<>/dev/tcp/allowed.test/80; printf "$0" >&3; head -1 <&3'
+lab_wb run --settings "$S" -- $NOPROXY bash -c "$TCP_SEND" 'GET /tp-host-other HTTP/1.1\r\nHost: denied.test\r\n\r\n'
+check "transparent: a Host naming another host reaches nothing" bash -c '! grep -q tp-host-other "$0"' "$LAB_LOG"
+check "and is reported with the host it named" grep -q "deny network-outbound allowed.test:80 (the Host header names denied.test" <<<"$OUT"
+lab_wb run --settings "$S" -- $NOPROXY bash -c "$TCP_SEND" 'POST /tp-two-lengths HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 0\r\nContent-Length: 44\r\n\r\nGET /tp-smuggled HTTP/1.1\r\nHost: denied.test\r\n\r\n'
+check "transparent: two Content-Lengths: neither request reaches the server" bash -c '! grep -qE "tp-two-lengths|tp-smuggled" "$0"' "$LAB_LOG"
+lab_wb run --settings "$S" -- $NOPROXY bash -c "$TCP_SEND" 'POST /tp-te-cl HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'
+check "transparent: Transfer-Encoding with a Content-Length reaches nothing" bash -c '! grep -q tp-te-cl "$0"' "$LAB_LOG"
+lab_wb run --settings "$S" -- $NOPROXY bash -c "$TCP_SEND" 'POST /hello-tp-one HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 2\r\n\r\nokGET /tp-pipelined HTTP/1.1\r\nHost: denied.test\r\n\r\n'
+check "transparent: one request per connection: the first arrives" received "80 POST /hello-tp-one bytes=2"
+check "and the one behind it never does" bash -c '! grep -q tp-pipelined "$0"' "$LAB_LOG"
+lab_wb run --settings "$S" -- curl -s -m 5 -H 'Host: denied.test' http://allowed.test/px-host-other
+check "proxy: a Host naming another host reaches nothing" bash -c '! grep -q px-host-other "$0"' "$LAB_LOG"
+check "and is reported" grep -q "deny network-outbound allowed.test:80 (the Host header names denied.test" <<<"$OUT"
+PROXY_SEND='p=${HTTP_PROXY##*:}; exec 3<>/dev/tcp/127.0.0.1/${p%/}; printf "$0" >&3; head -1 <&3'
+lab_wb run --settings "$S" -- bash -c "$PROXY_SEND" 'POST http://allowed.test/px-two-lengths HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 0\r\nContent-Length: 3\r\n\r\nabc'
+check "proxy: two Content-Lengths are answered 400" grep -q "HTTP/1.1 400" <<<"$OUT"
+check "proxy: two Content-Lengths reach nothing" bash -c '! grep -q px-two-lengths "$0"' "$LAB_LOG"
+
 # serve: two sessions in one process share one proxy; each run's resolver answers from its own
 # session's allowlist, and a pool address means a name only to the run that was given it.
 mkdir -p "$SCRATCH/sa" "$SCRATCH/sb"
@@ -132,8 +159,7 @@ sys.path.insert(0, sys.argv[2])
 from wbclient import Server, out
 scratch = sys.argv[3]
 def settings(allow):
-    return {"sandbox": {"enabled": True, "filesystem": {"denyRead": ["/etc/hosts"]},
-                        "network": {"allowedDomains": [allow]}}}
+    return {"sandbox": {"enabled": True, "network": {"allowedDomains": [allow]}}}
 srv = Server(sys.argv[1])
 srv.result("initialize", {})
 srv.result("session/open", {"sessionId": "A", "cwd": scratch + "/sa", "settings": settings("allowed.test")})
@@ -166,7 +192,7 @@ from wbclient import Server, out
 srv = Server(sys.argv[1])
 srv.result("initialize", {"capabilities": {"networkApproval": True, "networkApprovalTimeoutMs": 5000}})
 srv.result("session/open", {"sessionId": "Q", "cwd": sys.argv[3] + "/sa", "settings": {"sandbox": {
-    "enabled": True, "filesystem": {"denyRead": ["/etc/hosts"]}}}})
+    "enabled": True}}})
 clean = "env -u HTTP_PROXY -u http_proxy -u HTTPS_PROXY -u https_proxy -u ALL_PROXY -u all_proxy -u NO_PROXY -u no_proxy "
 i = srv.send("command/exec", {"sessionId": "Q", "commandLine": clean + "curl -s -m 10 http://allowed.test/hello-tp-asked"})
 q = srv.wait_request("network/requestApproval", 1, timeout=20)

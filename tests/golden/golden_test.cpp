@@ -68,6 +68,7 @@ LinuxFacts base_facts() {
   f.bwrap_path = "/usr/bin/bwrap";
   f.bwrap_version[1] = 8;
   f.placeholder_file = "/tmp/wavebox-1000/unreadable";
+  f.hosts_file = "/tmp/wavebox-1000/hosts";
   for (auto p : {"/home/u/proj", "/tmp/wavebox-1000/tmp", "/home/u/proj/.git/hooks", "/home/u/proj/sub/deep/.git/hooks",
                  "/home/u/.ssh"}) {
     fact(f, p, PathKind::kDir);
@@ -95,6 +96,38 @@ TEST_CASE("plan: default workspace with a repository, a nested repository and re
   REQUIRE(plan.ok());
   CHECK(plan->stubs.empty());
   check_golden("plan_default", render(*plan, f));
+}
+
+TEST_CASE("plan: the sandbox's /etc/hosts is bound unless the settings hide or open /etc/hosts") {
+  auto hosts_op = [](const Plan& plan) {
+    return std::count_if(plan.mounts.begin(), plan.mounts.end(), [](const MountOp& op) {
+      return op.kind == MountKind::kVisible && op.path == "/etc/hosts" && op.source == "/tmp/wavebox-1000/hosts";
+    });
+  };
+  LinuxFacts f;
+  auto plan = default_plan(f);
+  REQUIRE(plan.ok());
+  CHECK(hosts_op(*plan) == 1);
+  CHECK_FALSE(write_allowed(*plan, "/etc/hosts"));
+  for (const char* hidden : {"/etc/hosts", "/etc"}) {
+    INFO(hidden);
+    FsPolicy pol = base_policy();
+    pol.deny_read.push_back({hidden, std::string(hidden) == "/etc" ? LeafType::kDir : LeafType::kFile, true, ""});
+    LinuxFacts g = base_facts();
+    fact(g, hidden, std::string(hidden) == "/etc" ? PathKind::kDir : PathKind::kFile);
+    fill_missing(pol, g);
+    auto p = plan_mounts(pol, g);
+    REQUIRE(p.ok());
+    CHECK(hosts_op(*p) == 0);
+    CHECK(read_masked(*p, "/etc/hosts"));
+  }
+  LinuxFacts none = base_facts();
+  none.hosts_file.clear();
+  FsPolicy pol = base_policy();
+  fill_missing(pol, none);
+  auto p = plan_mounts(pol, none);
+  REQUIRE(p.ok());
+  CHECK(hosts_op(*p) == 0);
 }
 
 namespace {
