@@ -7,6 +7,7 @@
 
 #include "core/paths.hpp"
 #include "core/protect.hpp"
+#include "core/secrets.hpp"
 
 namespace wb {
 namespace {
@@ -190,6 +191,16 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
     }
   }
   if (s.mode != Mode::kPermissive) {
+    // Tools' configuration with credentials in it: shown without them, unless allowRead names
+    // the file (the way to pass one through).
+    for (const auto& rel : credential_config_files()) {
+      std::string path = paths::join(ctx.home, rel);
+      bool passed = std::find(s.filesystem.allow_read.begin(), s.filesystem.allow_read.end(), path) !=
+                    s.filesystem.allow_read.end();
+      if (!passed) p.masked.push_back(path);
+    }
+  }
+  if (s.mode != Mode::kPermissive) {
     // The system's password hashes: unreadable to a root caller too, in every mode but permissive.
     for (const char* f : {"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-"}) {
       add_guard(p.deny_read, {f, LeafType::kFile, false});
@@ -268,7 +279,7 @@ void add(std::string& k, const FsPolicy::Zone& z) {
 
 std::string policy_key(const FsPolicy& policy) {
   const auto& [enabled, host_proc, writable, deny_write, deny_read, allow_read, scan_roots, zones, warnings, strict,
-               visible] = policy;
+               visible, masked] = policy;
   std::string k;
   add(k, enabled);
   add(k, host_proc);
@@ -281,6 +292,7 @@ std::string policy_key(const FsPolicy& policy) {
   add(k, warnings);
   add(k, strict);
   add(k, visible);
+  add(k, masked);
   return k;
 }
 

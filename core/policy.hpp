@@ -75,6 +75,9 @@ struct FsPolicy {
   // the host (home above all) is not there at all. Otherwise the whole tree is readable.
   bool strict = false;
   std::vector<std::string> visible;
+  // Files shown without their credential lines (core/secrets.hpp's credential_config_files),
+  // where the backend can replace a file (Linux): the executor makes the copies.
+  std::vector<std::string> masked;
 };
 
 FsPolicy make_fs_policy(const SandboxSettings& settings, const PolicyContext& ctx, bool network_only);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "bwrap/shim/wire.h"
@@ -95,6 +96,7 @@ class Planner {
   Status stubs();
   void want_stub(const GuardedPath& g, const std::string& first, bool leaf);
   void mounts();
+  void replace_files(std::vector<MountOp>& ops, const std::function<bool(const std::string&)>& writable) const;
   void strict_root(std::vector<MountOp>& ops) const;
   Status strict_links() const;
   void pin_ancestors(const std::string& p, std::set<std::string>& pins) const;
@@ -333,6 +335,26 @@ Status Planner::strict_links() const {
   return ok_status();
 }
 
+// LinuxFacts::replaced: each copy bound read-only over its file, last (nothing is mounted
+// below a file, and every mount above it comes first), instead of a read-only guard there.
+// Where the file is hidden (denyRead), writable (the user's choice), or not shown (strict),
+// nothing is placed.
+void Planner::replace_files(std::vector<MountOp>& ops, const std::function<bool(const std::string&)>& writable) const {
+  for (const auto& [path, source] : facts_.replaced) {
+    bool shown = !policy_.strict || std::any_of(ops.begin(), ops.end(), [&](const MountOp& o) {
+      return (o.kind == MountKind::kVisible || o.kind == MountKind::kRwBind) && !o.link &&
+             paths::is_within(path, o.path);
+    });
+    if (!shown || !rules_.visible(path) || writable(path)) continue;
+    ops.erase(std::remove_if(ops.begin(), ops.end(),
+                             [&](const MountOp& o) { return o.kind == MountKind::kRoBind && o.path == path; }),
+              ops.end());
+    MountOp op{MountKind::kVisible, path};
+    op.source = source;
+    ops.push_back(op);
+  }
+}
+
 void Planner::mounts() {
   // A writable root inside a guard (the cache dir inside wavebox's guarded caches) is bound over
   // that guard: between the two, the root decides.
@@ -371,17 +393,6 @@ void Planner::mounts() {
   }
   for (const auto& p : pins) ops.push_back({MountKind::kPin, p});
   if (policy_.strict) strict_root(ops);
-  // The sandbox's /etc/hosts, over the host's where that is readable and not writable: only
-  // loopback names come from it, every other name from the sandbox's resolver.
-  const char* hosts = "/etc/hosts";
-  bool etc_shown = !policy_.strict || std::any_of(ops.begin(), ops.end(), [&](const MountOp& o) {
-    return o.kind == MountKind::kVisible && !o.link && paths::is_within(hosts, o.path);
-  });
-  if (!facts_.hosts_file.empty() && etc_shown && rules_.visible(hosts) && !within_any(hosts, rw_)) {
-    MountOp op{MountKind::kVisible, hosts};
-    op.source = facts_.hosts_file;
-    ops.push_back(op);
-  }
 
   std::sort(ops.begin(), ops.end(), [](const MountOp& a, const MountOp& b) {
     int da = paths::depth(a.path), db = paths::depth(b.path);
@@ -392,6 +403,7 @@ void Planner::mounts() {
   ops.erase(std::unique(ops.begin(), ops.end(),
                         [](const MountOp& a, const MountOp& b) { return a.kind == b.kind && a.path == b.path; }),
             ops.end());
+  replace_files(ops, writable);
   for (auto& op : ops) {
     if (op.kind != MountKind::kMaskDir) continue;
     op.has_inner = std::any_of(ops.begin(), ops.end(), [&](const MountOp& o) {

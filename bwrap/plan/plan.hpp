@@ -35,8 +35,11 @@ struct LinuxFacts {
   std::set<std::string> stubs;            // paths that are this run's stubs (empty, ours)
   // Read masks may be FUSE filesystems that report each lookup (/dev/fuse can be opened).
   bool fuse = false;
-  // The sandbox's /etc/hosts (core/etc_hosts.hpp), bound over the host's; empty: the host's.
-  std::string hosts_file;
+  // Files of the host shown as a copy of wavebox's (bound read-only in their place): the
+  // sandbox's /etc/hosts (core/etc_hosts.hpp) and FsPolicy::masked's files without their
+  // credentials. Real path -> the copy. Each is placed where the file is readable and not
+  // writable (a denyRead hides it, a writable root keeps the host's).
+  std::map<std::string, std::string> replaced;
 };
 
 enum class MountKind { kVisible, kRwBind, kPin, kCarve, kRoBind, kMaskDir, kMaskFile };

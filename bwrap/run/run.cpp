@@ -63,7 +63,7 @@ Result<Prepared> prepare_run(const LinuxRun& run, sys::StubRegistry* stubs, bool
   p.facts.bwrap_path = run.bwrap;
   std::copy(std::begin(run.bwrap_version), std::end(run.bwrap_version), p.facts.bwrap_version);
   p.facts.placeholder_file = run.state.placeholder;
-  p.facts.hosts_file = sys::sandbox_hosts_file(run.state);
+  p.facts.replaced = sys::sandbox_copies(run.state, expanded.masked);
   p.facts.fuse = fuse_masks_available();
   std::map<std::string, PathKind> simulated;  // `wrap`: stubs it would create, as if they existed
   for (int round = 0; round < 4; ++round) {

@@ -1,5 +1,6 @@
 #include "core/sys/fs.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <glob.h>
@@ -14,10 +15,12 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include "core/etc_hosts.hpp"
 #include "core/hash.hpp"
 #include "core/paths.hpp"
+#include "core/secrets.hpp"
 #include "core/sys/fd.hpp"
 #include "core/sys/fswitness.hpp"
 
@@ -260,18 +263,22 @@ Result<StateDir> ensure_state_dir() {
   return s;
 }
 
-std::string sandbox_hosts_file(const StateDir& state) {
-  struct stat st;
-  if (::lstat("/etc/hosts", &st) != 0 || !S_ISREG(st.st_mode)) return "";
-  auto host_file = read_regular_file("/etc/hosts");
-  if (!host_file.ok()) return "";
-  char name[256] = "";
-  if (::gethostname(name, sizeof name - 1) != 0) name[0] = 0;
-  const std::string want = sandbox_hosts(*host_file, name);
-  const std::string path = state.root + "/hosts";
-  if (auto have = read_regular_file(path); have.ok() && *have == want) return path;
-  // Beside it, under a name of this call's own, then renamed: a run that bound the old file
-  // keeps it, and concurrent runs (of this process too) each write a whole file of their own.
+namespace {
+
+// A file holding exactly want, named by its content (state.root/PREFIX-HASH): once there it is
+// never replaced, since a sandbox being set up may be binding it (a bind of a file renamed over
+// meanwhile fails). Written beside it under a name of this call's own and linked into place:
+// link() never replaces, so of two runs writing it at once one places it and the other uses
+// it. Empty when it cannot be made.
+std::string content_copy(const StateDir& state, const std::string& prefix, const std::string& want) {
+  const std::string path = fmt::format("{}/{}-{:016x}", state.root, prefix, fnv1a(want));
+  if (auto have = read_regular_file(path); have.ok() && *have == want) {
+    // In use: its time says so, for the clean-up below (which removes copies unused for 10 min).
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0 && st.st_mtime + 60 < ::time(nullptr))
+      ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
+    return path;
+  }
   static std::atomic<unsigned> n{0};
   const std::string tmp = fmt::format("{}.{}.{}", path, ::getpid(), n++);
   ::unlink(tmp.c_str());  // left by a process of this pid that died mid-write
@@ -282,11 +289,65 @@ std::string sandbox_hosts_file(const StateDir& state) {
       return "";
     }
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return "";
+  int rc = ::link(tmp.c_str(), path.c_str());
+  int err = errno;
+  ::unlink(tmp.c_str());
+  if (rc == 0) {
+    // A new content: the copies of older ones go once unused for 10 minutes (no run can still be
+    // setting up with them).
+    if (DIR* d = ::opendir(state.root.c_str())) {
+      const time_t now = ::time(nullptr);
+      while (dirent* e = ::readdir(d)) {
+        std::string name = e->d_name;
+        struct stat st;
+        if (name.rfind(prefix + "-", 0) != 0 || state.root + "/" + name == path) continue;
+        if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_mtime + 600 < now) {
+          ::unlinkat(::dirfd(d), e->d_name, 0);
+        }
+      }
+      ::closedir(d);
+    }
+    return path;
   }
-  return path;
+  if (err != EEXIST) return "";
+  // Placed by a concurrent run (the same text), or a file of another content under this name.
+  auto have = read_regular_file(path);
+  return have.ok() && *have == want ? path : "";
+}
+
+}  // namespace
+
+std::map<std::string, std::string> sandbox_copies(const StateDir& state, const std::vector<std::string>& masked) {
+  std::map<std::string, std::string> out;
+  struct stat st;
+  // /etc/hosts: a link is left alone (its target may be anywhere, and rewritten at any time).
+  if (::lstat("/etc/hosts", &st) == 0 && S_ISREG(st.st_mode)) {
+    if (auto host_file = read_regular_file("/etc/hosts"); host_file.ok()) {
+      char name[256] = "";
+      if (::gethostname(name, sizeof name - 1) != 0) name[0] = 0;
+      if (auto copy = content_copy(state, "hosts", sandbox_hosts(*host_file, name)); !copy.empty()) {
+        out["/etc/hosts"] = copy;
+      }
+    }
+  }
+  // Credentials in tools' files: the file where it really is (dotfiles are often links), only
+  // when there is something to take out (no mount otherwise).
+  for (const auto& path : masked) {
+    std::string real = real_path_or_empty(path);
+    if (real.empty() || ::stat(real.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    auto content = read_regular_file(real);
+    if (!content.ok()) {
+      // Unreadable to us: unreadable inside too. Anything else (too large, changing): masked whole.
+      if (::access(real.c_str(), R_OK) != 0) continue;
+      out[real] = state.placeholder;
+      continue;
+    }
+    std::string shown = without_credential_lines(*content, paths::basename(path));
+    if (shown == *content) continue;
+    std::string copy = content_copy(state, fmt::format("masked-{:016x}", fnv1a(real)), shown);
+    out[real] = copy.empty() ? state.placeholder : copy;
+  }
+  return out;
 }
 
 Result<WorkspaceDirs> ensure_cache_dir(const StateDir& state, const std::string& workspace) {

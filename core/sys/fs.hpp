@@ -3,6 +3,7 @@
 // directory.
 #include <sys/resource.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -64,9 +65,12 @@ struct WorkspaceDirs {
 };
 Result<WorkspaceDirs> ensure_cache_dir(const StateDir& state, const std::string& workspace);
 
-// The sandbox's /etc/hosts (core/etc_hosts.hpp) as a file in state.root, rewritten when the host's
-// changed; empty when the host's /etc/hosts is not a regular file (a link is left alone).
-std::string sandbox_hosts_file(const StateDir& state);
+// The copies a sandbox sees in place of host files (lnx::LinuxFacts::replaced): real path -> a
+// file in state.root named by its content (never replaced: a sandbox may be binding it).
+// /etc/hosts as core/etc_hosts.hpp makes it (when the host's is a regular file), and each file
+// of masked that has credentials in it without them (core/secrets.hpp); one that cannot be
+// copied is shown as the unreadable placeholder, never as itself.
+std::map<std::string, std::string> sandbox_copies(const StateDir& state, const std::vector<std::string>& masked);
 
 // Raises this process's soft RLIMIT_NOFILE to the hard limit (the proxy holds two sockets per
 // tunnel) and remembers the original, which children get back before exec.

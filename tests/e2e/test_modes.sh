@@ -104,4 +104,30 @@ for settings in "" "--settings $SCRATCH/strict-secrets.json"; do
   check "secrets ${settings:+(strict)}: token variables and URL passwords kept out" \
     bash -c '! grep -qE "ghp_modes_pat|tf_modes|pw_modes" <<<"$0"' "$OUT"
 done
+# Tools' files with a token beside settings the tool needs: shown without the token (npm still
+# reads its registry), the host's file untouched; permissive, or allowRead of the file, passes it.
+printf 'registry=https://registry.example.test/\n//registry.example.test/:_authToken=npm_modes_secret\n' > "$HOME/.npmrc"
+printf 'npmRegistryServer: "https://registry.example.test"\nnpmAuthToken: yarn_modes_secret\n' > "$HOME/.yarnrc.yml"
+mkdir -p "$HOME/dotfiles" && printf '[global]\nindex-url = https://me:pip_modes_secret@pypi.example.test/simple\n' > "$HOME/dotfiles/pip.conf"
+mkdir -p "$HOME/.config/pip" && ln -sf "$HOME/dotfiles/pip.conf" "$HOME/.config/pip/pip.conf"
+for settings in "" "--settings $SCRATCH/strict-secrets.json"; do
+  # shellcheck disable=SC2086
+  wb run $settings -- sh -c 'cat "$HOME/.npmrc" "$HOME/.yarnrc.yml" "$HOME/.config/pip/pip.conf" "$HOME/dotfiles/pip.conf"'
+  check "secrets ${settings:+(strict)}: tokens in ~/.npmrc, ~/.yarnrc.yml and pip.conf (through a link) kept out" \
+    bash -c '! grep -qE "npm_modes_secret|yarn_modes_secret|pip_modes_secret" <<<"$0"' "$OUT"
+  # (Mode strict shows no home at all.)
+  [ -z "$settings" ] && check "secrets: the rest of each file is there" \
+    bash -c 'grep -q "^registry=https://registry.example.test/" <<<"$0" && grep -q "npmRegistryServer" <<<"$0" && grep -q "index-url = https://pypi.example.test/simple" <<<"$0"' "$OUT"
+done
+if command -v npm >/dev/null; then
+  wb run -- npm config get registry
+  check "npm reads its registry from the shown file" grep -q "https://registry.example.test/" <<<"$OUT"
+fi
+check "the host's ~/.npmrc keeps its token" grep -q "npm_modes_secret" "$HOME/.npmrc"
+wb run --settings "$SCRATCH/permissive.json" -- cat "$HOME/.npmrc"
+check "permissive: the token is passed" grep -q "npm_modes_secret" <<<"$OUT"
+printf '{"sandbox":{"enabled":true,"filesystem":{"allowRead":["~/.npmrc"]}}}' > "$SCRATCH/pass-npmrc.json"
+wb run --settings "$SCRATCH/pass-npmrc.json" -- cat "$HOME/.npmrc" "$HOME/.yarnrc.yml"
+check "allowRead of the file passes its token" grep -q "npm_modes_secret" <<<"$OUT"
+check "and only that file's" bash -c '! grep -q "yarn_modes_secret" <<<"$0"' "$OUT"
 finish

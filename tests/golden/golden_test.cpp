@@ -68,7 +68,7 @@ LinuxFacts base_facts() {
   f.bwrap_path = "/usr/bin/bwrap";
   f.bwrap_version[1] = 8;
   f.placeholder_file = "/tmp/wavebox-1000/unreadable";
-  f.hosts_file = "/tmp/wavebox-1000/hosts";
+  f.replaced["/etc/hosts"] = "/tmp/wavebox-1000/hosts";
   for (auto p : {"/home/u/proj", "/tmp/wavebox-1000/tmp", "/home/u/proj/.git/hooks", "/home/u/proj/sub/deep/.git/hooks",
                  "/home/u/.ssh"}) {
     fact(f, p, PathKind::kDir);
@@ -122,12 +122,63 @@ TEST_CASE("plan: the sandbox's /etc/hosts is bound unless the settings hide or o
     CHECK(read_masked(*p, "/etc/hosts"));
   }
   LinuxFacts none = base_facts();
-  none.hosts_file.clear();
+  none.replaced.clear();
   FsPolicy pol = base_policy();
   fill_missing(pol, none);
   auto p = plan_mounts(pol, none);
   REQUIRE(p.ok());
   CHECK(hosts_op(*p) == 0);
+}
+
+TEST_CASE("plan: a file with credentials is shown as its masked copy, also where it is guarded in a writable home") {
+  auto copy_op = [](const Plan& plan, const std::string& path) {
+    return std::count_if(plan.mounts.begin(), plan.mounts.end(), [&](const MountOp& op) {
+      return op.kind == MountKind::kVisible && op.path == path && op.source == "/tmp/wavebox-1000/masked-1";
+    });
+  };
+  auto host_bind = [](const Plan& plan, const std::string& path) {
+    return std::count_if(plan.mounts.begin(), plan.mounts.end(),
+                         [&](const MountOp& op) { return op.kind != MountKind::kVisible && op.path == path; });
+  };
+  const std::string npmrc = "/home/u/.npmrc";
+  LinuxFacts f = base_facts();
+  fact(f, npmrc, PathKind::kFile);
+  f.replaced[npmrc] = "/tmp/wavebox-1000/masked-1";
+  FsPolicy pol = base_policy();
+  fill_missing(pol, f);
+  auto plan = plan_mounts(pol, f);
+  REQUIRE(plan.ok());
+  CHECK(copy_op(*plan, npmrc) == 1);
+  CHECK(plan->mounts.back().path != "/home/u/proj");  // placed after the mounts above it
+
+  // The home writable, the file guarded (the protected table's ~/.npmrc): the copy replaces
+  // the read-only bind of the host's file.
+  FsPolicy home = base_policy();
+  home.writable.push_back({"/home/u"});
+  home.deny_write.push_back({npmrc, LeafType::kFile, true, "npm"});
+  LinuxFacts g = f;
+  fact(g, "/home/u", PathKind::kDir);
+  fill_missing(home, g);
+  auto p = plan_mounts(home, g);
+  REQUIRE(p.ok());
+  CHECK(copy_op(*p, npmrc) == 1);
+  CHECK(host_bind(*p, npmrc) == 0);
+  CHECK_FALSE(write_allowed(*p, npmrc));
+
+  // Writable and not guarded (the user's choice), or hidden by denyRead: nothing placed.
+  FsPolicy open_home = base_policy();
+  open_home.writable.push_back({"/home/u"});
+  fill_missing(open_home, g);
+  auto q = plan_mounts(open_home, g);
+  REQUIRE(q.ok());
+  CHECK(copy_op(*q, npmrc) == 0);
+  FsPolicy hidden = base_policy();
+  hidden.deny_read.push_back({npmrc, LeafType::kFile, true, ""});
+  fill_missing(hidden, f);
+  auto r = plan_mounts(hidden, f);
+  REQUIRE(r.ok());
+  CHECK(copy_op(*r, npmrc) == 0);
+  CHECK(read_masked(*r, npmrc));
 }
 
 namespace {

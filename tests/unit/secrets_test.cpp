@@ -1,6 +1,7 @@
 // core/secrets: the variables kept out of the sandbox by default, by name or by value.
 #include "core/secrets.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 using namespace wb;
@@ -29,4 +30,52 @@ TEST_CASE("secrets: a URL with a password is a secret whatever its name") {
   CHECK_FALSE(is_credential_value("plain text: with@sign"));
   auto env = without_credentials({"DATABASE_URL=postgres://a:b@h/d", "HOMEPAGE=https://example.com", "A=1"}, {});
   CHECK(env == std::vector<std::string>{"HOMEPAGE=https://example.com", "A=1"});
+}
+
+TEST_CASE("tools' configuration files are shown without their credentials") {
+  const std::string npmrc =
+      "registry=https://registry.npmjs.org/\n"
+      "//registry.npmjs.org/:_authToken=npm_SECRET1\n"
+      "  //npm.corp.example/:_auth = dXNlcjpTRUNSRVQy\n"
+      "_password=SECRET3\n"
+      "@corp:registry=https://user:SECRET4@npm.corp.example/\n"
+      "; _authToken=commented-out stays as written\n"
+      "always-auth=true\n"
+      "email=me@example.org";
+  std::string out = wb::without_credential_lines(npmrc, ".npmrc");
+  for (const char* secret : {"SECRET1", "SECRET2", "dXNlcjpTRUNSRVQy", "SECRET3", "SECRET4"}) {
+    INFO(secret);
+    CHECK(out.find(secret) == std::string::npos);
+  }
+  // What npm needs besides: the registries, the scopes, the other settings, the line count.
+  CHECK(out.find("registry=https://registry.npmjs.org/\n") == 0);
+  CHECK(out.find("@corp:registry=https://npm.corp.example/\n") != std::string::npos);
+  CHECK(out.find("always-auth=true\n") != std::string::npos);
+  CHECK(out.find("email=me@example.org") != std::string::npos);
+  CHECK(out.find("; _authToken=commented-out stays as written") != std::string::npos);
+  CHECK(std::count(out.begin(), out.end(), '\n') == std::count(npmrc.begin(), npmrc.end(), '\n'));
+
+  const std::string yarnrc =
+      "npmRegistryServer: \"https://registry.yarnpkg.com\"\n"
+      "npmAuthToken: SECRET5\n"
+      "npmScopes:\n"
+      "  corp:\n"
+      "    npmAlwaysAuth: true\n"
+      "    npmAuthIdent: \"user:SECRET6\"\n"
+      "yarnPath: .yarn/releases/yarn-4.js\n";
+  std::string y = wb::without_credential_lines(yarnrc, ".yarnrc.yml");
+  CHECK(y.find("SECRET5") == std::string::npos);
+  CHECK(y.find("SECRET6") == std::string::npos);
+  CHECK(y.find("    # a credential") != std::string::npos);  // YAML: a comment at the same indent
+  CHECK(y.find("npmAlwaysAuth: true") != std::string::npos);
+  CHECK(y.find("yarnPath: .yarn/releases/yarn-4.js") != std::string::npos);
+
+  std::string pip = wb::without_credential_lines(
+      "[global]\nindex-url = https://me:SECRET7@pypi.corp.example/simple\nextra-index-url = https://pypi.org/simple\n",
+      "pip.conf");
+  CHECK(pip.find("SECRET7") == std::string::npos);
+  CHECK(pip.find("index-url = https://pypi.corp.example/simple\n") != std::string::npos);
+  CHECK(pip.find("extra-index-url = https://pypi.org/simple\n") != std::string::npos);
+  // Nothing to take out: the same text (then no copy is made).
+  CHECK(wb::without_credential_lines("registry=https://r.example/\n", ".npmrc") == "registry=https://r.example/\n");
 }
