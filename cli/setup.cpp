@@ -51,6 +51,15 @@ Result<Environment> load_environment(const Options& o) {
   env.guarded_files = std::move(loaded.guarded);
   env.project_root = std::move(loaded.project_root);
   env.trusted = loaded.trusted;
+  // The workspace is the project, not the directory the command starts in (`git commit` from
+  // src/ writes .git/index.lock): the root discovery finds, also when settings were named;
+  // never the home directory or above it (a dotfiles repository in home), then the cwd.
+  {
+    std::string root = env.project_root.empty() ? engine::find_project_root(cwd, env.home) : env.project_root;
+    const std::string real_home = sys::real_path_or_empty(env.home), real_root = sys::real_path_or_empty(root);
+    bool above_home = !real_home.empty() && !real_root.empty() && paths::is_within(real_home, real_root);
+    env.workspace = above_home || root.empty() ? cwd : root;
+  }
   // srt always sandboxes, everywhere, or fails: no file turns it off, limits it to a platform,
   // excludes a command or lets it degrade through srt's front.
   if (o.srt) {
@@ -97,6 +106,7 @@ engine::RunRequest run_request(const Options& o, Environment env) {
   }
   req.command_line = command_string(o);
   req.cwd = env.cwd;
+  req.workspace = env.workspace;
   req.home = env.home;
   for (char** e = environ; *e; ++e) req.env.emplace_back(*e);
   for (int i = 0; i < 3; ++i) req.stdio[i] = sys::standard_fd_given(i) ? i : -1;

@@ -16,7 +16,8 @@ namespace wb::cli {
 
 struct Environment {
   Settings settings;
-  std::string cwd;  // the workspace, absolute
+  std::string cwd;        // where the command starts, absolute
+  std::string workspace;  // the project (writable): cwd or the root above it that discovery finds
   std::string home;
   std::vector<std::string> read_files;      // settings files read
   std::vector<std::string> guarded_files;   // what configures runs here: write-protected

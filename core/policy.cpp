@@ -85,7 +85,14 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
         "credential variables (tokens, keys, agent sockets) reach the command");
   }
 
-  p.writable.push_back({ctx.workspace, false});
+  if (ctx.workspace_holds_home) {
+    p.warnings.push_back(fmt::format(
+        "the workspace \"{}\" is the home directory (or holds it), so it is read-only in the sandbox; run from a "
+        "project directory, or name the directories the command writes in sandbox.filesystem.allowWrite",
+        ctx.workspace));
+  } else {
+    p.writable.push_back({ctx.workspace, false});
+  }
   p.writable.push_back({ctx.tmpdir, false});
   if (!ctx.cache_dir.empty()) p.writable.push_back({ctx.cache_dir, false, true});
   // Package managers get caches of the sandbox's own (in TMPDIR, named by the
@@ -94,7 +101,19 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
   // ~/.npm/_npx; PNPM_HOME is on PATH). Nothing in home is writable by default.
   // A glob in a write rule covers what matches it when the run starts (bwrap/plan/facts.cpp,
   // expand_globs, says so); "dir/**" was made the directory itself already.
-  auto add_writable = [&](const std::string& w, const char*) { p.writable.push_back({w, false}); };
+  // Home itself as a writable root: read-only all the same (the user's shells, tools and agents
+  // run what is in it, more than any table names), said with the fix.
+  auto is_home = [&](const std::string& w) { return w == ctx.home || (!ctx.home_real.empty() && w == ctx.home_real); };
+  auto add_writable = [&](const std::string& w, const char* key) {
+    if (is_home(w)) {
+      p.warnings.push_back(
+          fmt::format("{} names the home directory \"{}\", which stays read-only in the sandbox; name "
+                      "the directories inside it that the command writes",
+                      key, w));
+      return;
+    }
+    p.writable.push_back({w, false});
+  };
   for (const auto& w : s.filesystem.allow_write) add_writable(w, "allowWrite");
   for (const auto& w : ctx.extra_writable) add_writable(w, "--allow-write");
 
@@ -211,12 +230,27 @@ FsPolicy make_fs_policy(const SandboxSettings& s, const PolicyContext& ctx, bool
   p.allow_read.insert(p.allow_read.end(), own_cache.begin(), own_cache.end());
 
   // Nested repositories and editor folders can sit anywhere below a tree the sandbox may write.
-  p.scan_roots.push_back(ctx.workspace);
+  if (!ctx.workspace_holds_home) p.scan_roots.push_back(ctx.workspace);
   for (const auto& w : s.filesystem.allow_write) {
     if (!paths::has_glob(w)) p.scan_roots.push_back(w);
   }
   for (const auto& w : ctx.extra_writable) {
     if (!paths::has_glob(w)) p.scan_roots.push_back(w);
+  }
+  // A writable root above home (allowWrite of /home, or of a /tmp that holds the home): home is
+  // guarded as a whole, and only the roots named inside it (the workspace, allowWrite entries)
+  // are writable there, each still under the guards inside it.
+  if (ctx.home_under_writable) {
+    const std::string why = "the home directory: only the directories named inside it are writable";
+    add_guard(p.deny_write, {ctx.home, LeafType::kDir, false, "", why});
+    for (auto& w : p.writable) {
+      bool in_home = (paths::is_within(w.path, ctx.home) && w.path != ctx.home) ||
+                     (!ctx.home_real.empty() && paths::is_within(w.path, ctx.home_real) && w.path != ctx.home_real);
+      bool in_other_guard = std::any_of(p.deny_write.begin(), p.deny_write.end(), [&](const GuardedPath& g) {
+        return g.path != ctx.home && paths::is_within(w.path, g.path);
+      });
+      if (in_home && !in_other_guard) w.over_guard = true;
+    }
   }
   return p;
 }

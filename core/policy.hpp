@@ -30,7 +30,10 @@ struct WritableRoot {
 
 struct PolicyContext {
   std::string home;
-  std::string workspace;                    // the command's working directory
+  std::string workspace;                    // the project (the command starts in it or below)
+  bool workspace_holds_home = false;        // the workspace is home or above it: not writable
+  std::string home_real;                    // home as the file system resolves it
+  bool home_under_writable = false;         // an allowWrite entry lies above home: home is guarded
   std::string tmpdir;                       // wavebox's per-user temp dir, writable, exported as TMPDIR
   std::string cache_dir;                    // this workspace's package caches (beside TMPDIR), writable
   std::string state_dir;                    // wavebox's own state (caches, stubs): never writable inside

@@ -54,7 +54,10 @@ std::string take_inherited_launch();
 struct RunRequest {
   std::vector<std::string> argv;  // the command
   std::string command_line;       // the command as a shell would see it (the decision's input)
-  std::string cwd;                // the workspace, absolute
+  std::string cwd;                // where the command starts, absolute
+  // The project, writable (empty: cwd): the root settings discovery found (cli), the session's
+  // directory (serve). cwd lies inside it.
+  std::string workspace;
   std::string home;
   std::vector<std::string> env;  // the caller's environment, "K=V"
   int stdio[3] = {0, 1, 2};      // the command's standard descriptors (-1: closed for it)

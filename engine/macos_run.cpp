@@ -73,13 +73,14 @@ Result<MacRun> plan_macos(const RunRequest& req) {
   // On the Mac: wavebox's state in the user's own caches (no other user can squat it, unlike
   // /tmp); TMPDIR and the package caches per workspace inside it, as on Linux.
   const std::string home = req.home;
-  const std::string ws = WB_TRY(seatbelt::canonical_path(req.cwd));
+  const std::string ws = WB_TRY(seatbelt::canonical_path(req.workspace.empty() ? req.cwd : req.workspace));
   m.state_dir = paths::join(home, "Library/Caches/wavebox");
   m.cache_dir = fmt::format("{}/caches/{:016x}", m.state_dir, fnv1a(ws));
   m.tmpdir = m.cache_dir + "/tmp";
   PolicyContext ctx;
   ctx.home = home;
   ctx.workspace = ws;
+  if (auto h = seatbelt::canonical_path(home); h.ok()) ctx.workspace_holds_home = paths::is_within(*h, ws);
   ctx.state_dir = m.state_dir;
   ctx.state_base = m.state_dir;
   ctx.cache_dir = m.cache_dir;
@@ -211,7 +212,8 @@ Result<std::unique_ptr<MacStarted>> start_macos(MacRun run, const RunRequest& re
   WB_TRY(ensure_state(req.home, run.state_dir));
   st->state_dir = run.state_dir;
   st->home = req.home;
-  st->workspace = run.input.fs.scan_roots.empty() ? req.cwd : run.input.fs.scan_roots[0];
+  st->workspace =
+      run.input.fs.scan_roots.empty() ? (req.workspace.empty() ? req.cwd : req.workspace) : run.input.fs.scan_roots[0];
   st->scan_roots = run.scan_roots;
   st->git_dirs = run.git_dirs;
   st->protections = run.input.fs.deny_write;

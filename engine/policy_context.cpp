@@ -106,7 +106,22 @@ std::vector<std::string> resolved_path_entries(const std::vector<std::string>& p
 Result<PolicyContext> policy_context(const RunRequest& req, const sys::StateDir& state) {
   PolicyContext ctx;
   ctx.home = req.home;
-  ctx.workspace = req.cwd;
+  ctx.workspace = req.workspace.empty() ? req.cwd : req.workspace;
+  // A home (or a directory above it) as a writable root: core/policy.cpp keeps home read-only
+  // but for the roots named inside it. Decided on real paths (home named through a link too).
+  const std::string real_home = sys::real_path_or_empty(req.home);
+  auto holds_home = [&](const std::string& p) {
+    const std::string r = sys::real_path_or_empty(p);
+    return !real_home.empty() && !r.empty() && paths::is_within(real_home, r);
+  };
+  ctx.workspace_holds_home = holds_home(ctx.workspace);
+  ctx.home_real = real_home;
+  for (const auto& w : req.settings.sandbox.filesystem.allow_write) {
+    if (!paths::has_glob(w) && holds_home(w) && sys::real_path_or_empty(w) != real_home) ctx.home_under_writable = true;
+  }
+  for (const auto& w : req.extra_writable) {
+    if (holds_home(w) && sys::real_path_or_empty(w) != real_home) ctx.home_under_writable = true;
+  }
   ctx.state_dir = state.root;
   ctx.state_base = state.base;
   ctx.state_paths = {state.stubs};
@@ -115,7 +130,7 @@ Result<PolicyContext> policy_context(const RunRequest& req, const sys::StateDir&
   // TMPDIR too is the workspace's own (in its cache directory): a git directory or a program a
   // run leaves in TMPDIR is not another project's run to rewrite. Without it, the run is refused
   // rather than given a TMPDIR shared with every workspace.
-  auto caches = sys::ensure_cache_dir(state, req.cwd);
+  auto caches = sys::ensure_cache_dir(state, ctx.workspace);
   if (!caches.ok()) return caches.error();
   ctx.cache_dir = caches->dir;
   ctx.tmpdir = caches->tmp;
@@ -149,7 +164,9 @@ Result<PolicyContext> policy_context(const RunRequest& req, const sys::StateDir&
   for (const auto& w : req.extra_writable) {
     if (std::string r = sys::real_path_or_empty(w); !r.empty()) ctx.writable_real.push_back(r);
   }
-  if (std::string r = sys::real_path_or_empty(req.cwd); !r.empty()) ctx.writable_real.push_back(r);
+  if (std::string r = sys::real_path_or_empty(ctx.workspace); !r.empty() && !ctx.workspace_holds_home) {
+    ctx.writable_real.push_back(r);
+  }
   return ctx;
 }
 

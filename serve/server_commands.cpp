@@ -140,9 +140,13 @@ engine::RunRequest Server::exec_request(const json& p, const SessionPolicy& poli
     throw RpcError{kInvalidParams, "give \"command\" (a non-empty array of strings) or \"commandLine\" (a string)"};
   }
   req.cwd = session_cwd;
+  // The session's directory is the workspace, whatever directory the command starts in: a link
+  // a concurrent command plants in place of that directory after the check below changes where
+  // the command starts (read-only there), never what is writable.
+  req.workspace = session_cwd;
   if (auto c = opt_string(p, "cwd")) {
-    // Inside the session's workspace, links resolved: a command's workspace is never another
-    // session's, nor reached through a link a command planted.
+    // Inside the session's workspace, links resolved: a command never starts in another
+    // session's workspace, nor through a link a command planted.
     std::string real = sys::real_path_or_empty(paths::resolve(*c, cfg_.home, session_cwd));
     std::string root = sys::real_path_or_empty(session_cwd);
     if (real.empty() || root.empty() || !paths::is_within(real, root)) {

@@ -44,11 +44,12 @@ check "workspace settings unchanged" grep -q '"enabled":true' "$WS/.wave/setting
 check "no .vscode, .idea, .mcp.json, .claude left in the workspace" bash -c '[ ! -e "$0/.vscode" ] && [ ! -e "$0/.idea" ] && [ ! -e "$0/.mcp.json" ] && [ ! -e "$0/.claude" ]' "$WS"
 check "the workspace listing is unchanged (no stubs left)" [ "$(snapshot "$WS")" = "$before_ws" ]
 
-# ~ writable (allowWrite ~), cwd below it: ~/.bashrc and the --settings file still protected.
+# allowWrite ~, cwd below it: home stays read-only (said), the workspace below it is writable.
 wb run --settings "$settings" -- sh -c 'echo evil >> ~/.bashrc; echo evil > ~/.profile; echo x > ~/ok.txt'
 check "~/.bashrc unchanged when ~ is writable" [ "$(cat "$HOME/.bashrc")" = "# rc" ]
 check "~/.profile was not created" [ ! -e "$HOME/.profile" ]
-check "other files in a writable ~ can be written" [ -f "$HOME/ok.txt" ]
+check "allowWrite ~: home stays read-only" [ ! -e "$HOME/ok.txt" ]
+check "and it is said, with the fix" grep -q 'names the home directory .*, which stays read-only in the sandbox; name the directories inside it' <<<"$OUT"
 rm -f "$HOME/ok.txt"
 wb run --settings "$settings" -- sh -c "echo '{}' > '$settings'"
 check "the --settings file itself is protected" grep -q allowWrite "$settings"

@@ -75,11 +75,24 @@ check "a relative PATH entry is said" grep -q 'PATH holds the relative entry "\.
 OUT=$(cd "$WS" && PATH="/usr/local/bin:/usr/bin:/bin" "$WAVEBOX" run -- true 2>&1)
 check "an ordinary PATH: nothing said" [ -z "$OUT" ]
 
-# A writable home: ~/bin and ~/.local/bin stay guarded.
+# allowWrite ~: home stays read-only (~/bin and ~/.local/bin above all).
 printf '{"sandbox":{"enabled":true,"filesystem":{"allowWrite":["~"]}}}' > "$SCRATCH/home.json"
 (cd "$WS" && PATH=/usr/bin:/bin "$WAVEBOX" run --settings "$SCRATCH/home.json" -- sh -c \
   'mkdir -p ~/bin ~/.local/bin; echo x > ~/bin/ls; echo x > ~/.local/bin/ls; echo y > ~/note' >/dev/null 2>&1)
 check "home writable: ~/bin is not made" test ! -e "$HOME/bin/ls"
 check "home writable: ~/.local/bin gets nothing" test ! -e "$HOME/.local/bin/ls"
-check "home writable: the rest of home is" grep -qx y "$HOME/note"
+check "allowWrite ~: the rest of home stays read-only too" test ! -e "$HOME/note"
+# allowWrite of a directory above home (/home, or a /tmp that holds it): home is guarded whole,
+# the directories named inside it stay writable, the rest of the root too.
+above=$(dirname "$HOME")
+printf '{"sandbox":{"enabled":true,"filesystem":{"allowWrite":["%s"]}}}' "$above" > "$SCRATCH/above.json"
+mkdir -p "$HOME/proj"
+for i in 1 2; do
+  OUT=$(cd "$HOME/proj" && PATH=/usr/bin:/bin "$WAVEBOX" run --settings "$SCRATCH/above.json" -- sh -c \
+    'echo x > ~/.bash_logout; echo x > ~/plain.txt; mkdir -p ~/bin; echo y > ~/proj/made; echo z > "$0/beside-home"' "$above" 2>&1)
+  check "above home, run $i: home is guarded" bash -c '[ ! -e "$0/.bash_logout" ] && [ ! -e "$0/bin" ] && [ ! -e "$0/plain.txt" ]' "$HOME"
+  check "above home, run $i: and said as such" grep -q "deny file-write $HOME/plain.txt (protected: the home directory" <<<"$OUT"
+done
+check "above home: the workspace inside home is writable" grep -qx y "$HOME/proj/made"
+check "above home: the rest of the writable root is" grep -qx z "$above/beside-home"
 finish

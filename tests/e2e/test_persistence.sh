@@ -250,7 +250,7 @@ check "auto-loaded: .gitmodules unchanged" grep -q 'submodule "lib"' "$WS/.gitmo
 check "auto-loaded: refusals are reported with the reason" grep -q "deny file-write $WS/.envrc (protected name: direnv" <<<"$OUT"
 check "and with what to do" grep -q "deny file-write $WS/.envrc (protected name: direnv.*; create it outside the sandbox)" <<<"$OUT"
 
-# --- HOME as the workspace: what the host runs from home stays protected.
+# --- HOME as the workspace: read-only (said), so nothing the host runs from home is written.
 cd "$HOME" || exit 1
 WS_SAVE=$WS; WS=$HOME
 echo "# mine" > "$HOME/.profile"
@@ -267,7 +267,8 @@ for f in .local/bin .local/lib .ssh .config/autostart .config/systemd .config/fi
   check "home as workspace: ~/$f was not created" [ ! -e "$HOME/$f" ]
 done
 check "home as workspace: ~/.profile unchanged" [ "$(cat "$HOME/.profile")" = "# mine" ]
-check "home as workspace: ordinary files can be written" [ -f "$HOME/notes.txt" ]
+check "home as workspace: home is read-only, ordinary files too" [ ! -e "$HOME/notes.txt" ]
+check "home as workspace: said, with the fix" grep -q 'is the home directory (or holds it), so it is read-only in the sandbox' <<<"$OUT"
 WS=$WS_SAVE
 cd "$WS" || exit 1
 
