@@ -28,7 +28,6 @@ const std::vector<ProtectedEntry>& protected_table() {
       {"opencode.json", S::kAnyDepth, T::kFile, "OpenCode (plugins, MCP servers, found walking up)"},
       {"opencode.jsonc", S::kAnyDepth, T::kFile, "OpenCode (plugins, MCP servers, found walking up)"},
       {".zed", S::kAnyDepth, T::kDir, "Zed (tasks, settings)"},
-      {".gitmodules", S::kAnyDepth, T::kFile, "git submodule (URLs, update = !command)"},
       {"config.worktree", S::kAnyDepth, T::kFile,
        "git, in a linked worktree with extensions.worktreeConfig (core.fsmonitor, core.hooksPath)"},
       // Hook managers and toolchain selectors: what they name runs on the next commit or the

@@ -171,11 +171,11 @@ check "sockets: AF_UNIX SOCK_RAW (a datagram socket) is refused" bash -c '! grep
 
 # A fresh clone or extraction keeps its protected names (allowed in directories the run made),
 # warned about; the same names in directories that existed are refused.
-twice -- sh -c 'mkdir -p fresh/clone && cd fresh/clone && mkdir .vscode && echo "[submodule]" > .gitmodules; true'
-check "new dirs: protected names inside a directory the run made are allowed" [ -e "$WS/fresh/clone/.gitmodules" ]
-check "new dirs: and warned about" grep -q "created \"$WS/fresh/clone/.gitmodules\" in a directory it made" <<<"$OUT"
-wb run -- sh -c 'echo evil > fresh/clone/.gitmodules; rm -rf fresh/clone/.vscode; true'
-check "new dirs: from the next run on they are protected" grep -qx "\[submodule\]" "$WS/fresh/clone/.gitmodules"
+twice -- sh -c 'mkdir -p fresh/clone && cd fresh/clone && mkdir .vscode && echo "mine" > .envrc; true'
+check "new dirs: protected names inside a directory the run made are allowed" [ -e "$WS/fresh/clone/.envrc" ]
+check "new dirs: and warned about" grep -q "created \"$WS/fresh/clone/.envrc\" in a directory it made" <<<"$OUT"
+wb run -- sh -c 'echo evil > fresh/clone/.envrc; rm -rf fresh/clone/.vscode; true'
+check "new dirs: from the next run on they are protected" grep -qx "mine" "$WS/fresh/clone/.envrc"
 rm -rf "$WS/fresh"
 # A package's own editor folder (allowed inside node_modules, where no tool opens it) moved out
 # with its directory: warned about, and protected from the next run on, as a clone's are.
@@ -242,11 +242,10 @@ check "settings: a later run started there is still sandboxed" [ ! -e "$HOME/out
 # --- Auto-loaded project files: at the root and at any depth.
 mkdir -p "$WS/pkg/deep"
 twice -- sh -c 'for d in . pkg pkg/deep; do echo "touch /tmp/pwned" > $d/.envrc; mkdir -p $d/.cursor $d/.devcontainer $d/.gemini $d/.zed $d/.vscode; echo evil > $d/.mcp.json; done
-echo "[submodule \"x\"]" > .gitmodules; echo evil > .ripgreprc; echo "[core] fsmonitor = evil" > .gitconfig; echo evil > .bashrc; true'
+echo evil > .ripgreprc; echo "[core] fsmonitor = evil" > .gitconfig; echo evil > .bashrc; true'
 for f in .envrc .cursor .devcontainer .gemini .zed .vscode .mcp.json pkg/.envrc pkg/deep/.envrc pkg/deep/.cursor pkg/.mcp.json .ripgreprc .gitconfig .bashrc; do
   check "auto-loaded: $f was not created" [ ! -e "$WS/$f" ]
 done
-check "auto-loaded: .gitmodules unchanged" grep -q 'submodule "lib"' "$WS/.gitmodules"
 check "auto-loaded: refusals are reported with the reason" grep -q "deny file-write $WS/.envrc (protected name: direnv" <<<"$OUT"
 check "and with what to do" grep -q "deny file-write $WS/.envrc (protected name: direnv.*; create it outside the sandbox)" <<<"$OUT"
 

@@ -17,6 +17,16 @@ OUT=$(cd "$WS" && "$WAVEBOX" run -- sh -c 'echo "cache=$npm_config_cache"' 2>&1)
 check "one set of caches per project, from any subdirectory" [ "$src_cache" = "$(grep -o 'cache=.*' <<<"$OUT")" ]
 check "outside the project stays read-only" bash -c '! (cd "$0/src" && "$1" run -- touch "$2/outside.txt") >/dev/null 2>&1; [ ! -e "$2/outside.txt" ]' "$WS" "$WAVEBOX" "$SCRATCH"
 
+# git keeps working across commits that change .gitmodules (a tracked file git runs nothing
+# from): checkout, switch back and stash leave a clean tree, run after run.
+printf '[submodule "a"]\n\tpath = a\n\turl = ./a\n' > "$WS/.gitmodules" && git -C "$WS" add -A && git -C "$WS" commit -qm gm1
+printf '[submodule "b"]\n\tpath = b\n\turl = ./b\n' > "$WS/.gitmodules" && git -C "$WS" commit -qam gm2
+for i in 1 2; do
+  wb run -- sh -c 'git checkout -q HEAD~1 && git checkout -q - && echo "[x]" >> .gitmodules && git stash -q && git stash pop -q && git checkout -q -- .gitmodules'
+  check "run $i: git checkout and stash across a .gitmodules change succeed" [ "$RC" -eq 0 ]
+  check "run $i: and leave the tree clean" bash -c '[ -z "$(git -C "$0" status --porcelain --untracked-files=no)" ] && grep -q "submodule \"b\"" "$0/.gitmodules"' "$WS"
+done
+
 # A link to home planted in the workspace by an earlier run: starting there (--cwd) does not make
 # home writable, inside a repository or not.
 for i in 1 2; do

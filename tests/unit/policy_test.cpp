@@ -60,10 +60,12 @@ TEST_CASE("the protected set is always write-protected") {
                           ".cargo/config.toml", ".vimrc", ".config/git", ".gitconfig"}) {
     CHECK(denies_write(p, std::string("/home/u/") + rel));
   }
-  for (const char* rel : {".envrc", ".gitmodules", ".cursor", ".devcontainer", ".gemini", ".zed", ".gitconfig",
-                          ".ripgreprc", ".bashrc"}) {
+  for (const char* rel :
+       {".envrc", ".cursor", ".devcontainer", ".gemini", ".zed", ".gitconfig", ".ripgreprc", ".bashrc"}) {
     CHECK(denies_write(p, std::string("/home/u/proj/") + rel));
   }
+  // A tracked file git runs nothing from: not guarded (docs/protected.md says why).
+  CHECK_FALSE(denies_write(p, "/home/u/proj/.gitmodules"));
   CHECK(std::any_of(p.zones.begin(), p.zones.end(), [](const FsPolicy::Zone& z) {
     return z.dir == "/tmp/wavebox-1000" && z.carve == std::vector<std::string>{"/tmp/wavebox-1000/tmp"};
   }));

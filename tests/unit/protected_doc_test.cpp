@@ -48,7 +48,10 @@ std::vector<DocRow> read_rows() {
   std::string line;
   bool pending = false;
   for (int n = 1; std::getline(in, line); ++n) {
-    if (line.rfind("## ", 0) == 0) pending = line.find("Not in the table yet") != std::string::npos;
+    if (line.rfind("## ", 0) == 0) {
+      pending = line.find("Not in the table yet") != std::string::npos ||
+                line.find("not guarded on purpose") != std::string::npos;
+    }
     if (line.rfind("| `", 0) != 0) continue;
     auto c = cells(line);
     INFO("docs/protected.md:" << n << ": " << line);
