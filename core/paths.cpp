@@ -96,4 +96,84 @@ std::vector<std::string> path_entries(const std::vector<std::string>& env) {
   return out;
 }
 
+namespace {
+
+std::vector<std::string_view> components(std::string_view p) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < p.size()) {
+    size_t j = p.find('/', i);
+    if (j == std::string_view::npos) j = p.size();
+    if (j > i) out.push_back(p.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+// One component against one pattern component (fnmatch without slashes; a leading dot is
+// matched by wildcards too, as the settings' globs mean paths, not shell words).
+bool component_matches(std::string_view pat, std::string_view name) {
+  size_t p = 0, n = 0, star_p = std::string_view::npos, star_n = 0;
+  while (n < name.size()) {
+    if (p < pat.size() && pat[p] == '*') {
+      star_p = p++;
+      star_n = n;
+      continue;
+    }
+    if (p < pat.size() && pat[p] == '[') {
+      size_t close = pat.find(']', p + 2);
+      if (close != std::string_view::npos) {
+        bool negate = pat[p + 1] == '!' || pat[p + 1] == '^';
+        bool hit = false;
+        for (size_t k = p + 1 + (negate ? 1 : 0); k < close; ++k) {
+          if (k + 2 < close && pat[k + 1] == '-') {
+            hit |= name[n] >= pat[k] && name[n] <= pat[k + 2];
+            k += 2;
+          } else {
+            hit |= name[n] == pat[k];
+          }
+        }
+        if (hit != negate) {
+          p = close + 1;
+          ++n;
+          continue;
+        }
+      } else if (name[n] == '[') {
+        ++p;
+        ++n;
+        continue;
+      }
+    } else if (p < pat.size() && (pat[p] == '?' || pat[p] == name[n])) {
+      ++p;
+      ++n;
+      continue;
+    }
+    if (star_p == std::string_view::npos) return false;
+    p = star_p + 1;
+    n = ++star_n;
+  }
+  while (p < pat.size() && pat[p] == '*') ++p;
+  return p == pat.size();
+}
+
+bool match_from(const std::vector<std::string_view>& pat, size_t i, const std::vector<std::string_view>& path,
+                size_t j) {
+  if (i == pat.size()) return j == path.size();
+  if (pat[i] == "**") {
+    for (size_t k = j; k <= path.size(); ++k) {
+      if (match_from(pat, i + 1, path, k)) return true;
+    }
+    return false;
+  }
+  return j < path.size() && component_matches(pat[i], path[j]) && match_from(pat, i + 1, path, j + 1);
+}
+
+}  // namespace
+
+bool glob_matches(std::string_view pattern, std::string_view path) {
+  auto pat = components(pattern), got = components(path);
+  if (pat.size() > 64 || got.size() > 4096) return false;
+  return match_from(pat, 0, got, 0);
+}
+
 }  // namespace wb::paths

@@ -25,5 +25,8 @@ std::vector<std::string> path_entries(const std::vector<std::string>& env);
 std::vector<std::string> ancestors(std::string_view path);
 // True when the path holds a glob metacharacter (* ? [).
 bool has_glob(std::string_view path);
+// Whether an absolute path matches a settings glob: "*", "?" and "[...]" within one component,
+// "**" for any number of components (none included); "dir/**" matches dir and all below it.
+bool glob_matches(std::string_view pattern, std::string_view path);
 
 }  // namespace wb::paths

@@ -251,8 +251,10 @@ PathFact probe_path(const std::string& path, RealPaths& real_paths, Listings& li
 
 FsPolicy expand_globs(const FsPolicy& given, std::vector<std::string>& notes) {
   FsPolicy policy = given;
-  // Write rules: what matches now is guarded (or writable); what is created later to match is
-  // not (Linux binds concrete paths), which is said once per rule.
+  // Write rules: what matches now is guarded (or writable). What is created later to match a
+  // denyWrite glob is refused by the supervisor (CreationGuard::add_pattern, given the globs by
+  // prepare_run); what is created later to match an allowWrite glob is not writable (Linux binds
+  // concrete paths), which is said once per rule.
   std::vector<GuardedPath> deny_write;
   for (auto& g : policy.deny_write) {
     if (!paths::has_glob(g.path)) {
@@ -261,10 +263,6 @@ FsPolicy expand_globs(const FsPolicy& given, std::vector<std::string>& notes) {
     }
     auto matches = sys::expand_glob(g.path);
     for (auto& m : matches) deny_write.push_back({m, g.type, false, "", g.why});
-    notes.push_back(
-        fmt::format("denyWrite \"{}\" covers the {} path(s) that match it now; what is created "
-                    "later to match it is not covered (name the directory to cover all of it)",
-                    g.path, matches.size()));
   }
   policy.deny_write = std::move(deny_write);
   std::vector<WritableRoot> writable;

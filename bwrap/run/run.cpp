@@ -463,6 +463,13 @@ std::unique_ptr<Observer> make_observer(const LinuxRun& run, const Prepared& p,
   observer->set_unix_sockets_open(run.allow_unix_sockets);
   observer->set_allowed_unix_sockets(run.unix_socket_paths);
   observer->set_logger(run.log);
+  // denyWrite globs hold for what comes to match them during the run (the plan bound what
+  // matched when it was made).
+  std::vector<std::string> globs;
+  for (const auto& g : run.policy.deny_write) {
+    if (paths::has_glob(g.path)) globs.push_back(g.path);
+  }
+  if (!globs.empty()) observer->add_write_patterns(globs);
   return observer;
 }
 

@@ -51,6 +51,7 @@ class Observer {
   void add_late_read_only(const std::vector<std::string>& paths, const std::string& why) {
     supervisor_.add_late_read_only(paths, why);
   }
+  void add_write_patterns(const std::vector<std::string>& globs) { supervisor_.add_write_patterns(globs); }
   // The read masks the shim was asked to serve by FUSE; their connections come with the listener.
   void set_fuse_masks(std::vector<FuseMask> masks) { fuse_.expect(std::move(masks)); }
   FuseMasks& fuse() { return fuse_; }

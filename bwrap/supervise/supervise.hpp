@@ -126,6 +126,10 @@ class Supervisor {
   // Paths found to guard after the plan was made (bwrap/plan/late_scan.hpp): read-only as a mount
   // would make them, enforced here by path. Given before the first call is answered.
   void add_late_read_only(const std::vector<std::string>& paths, const std::string& why);
+  // denyWrite globs: what matches them, now or once made (created, renamed or linked into place),
+  // is read-only as a late guard is; a tree put in place where a glob reaches below it too
+  // (for a glob without "**").
+  void add_write_patterns(const std::vector<std::string>& globs);
 
  private:
   // A parent directory's descriptor: the cache's (borrowed for the call) or one of its own.
@@ -163,6 +167,7 @@ class Supervisor {
   Performed check_chmod(unsigned long long mode);
   struct Late {
     std::string path, why;
+    bool glob = false;  // path is a denyWrite glob (paths::glob_matches), not a tree
   };
   std::vector<Late> late_ro_;
   // The late guard a path lies in (or, with ancestors, one that lies below it), or nullptr.

@@ -22,9 +22,34 @@ void Supervisor::add_late_read_only(const std::vector<std::string>& paths, const
   for (const auto& p : paths) late_ro_.push_back({p, why});
 }
 
+void Supervisor::add_write_patterns(const std::vector<std::string>& globs) {
+  for (const auto& g : globs) late_ro_.push_back({g, "denyWrite " + g, true});
+}
+
+namespace {
+// Whether a path, or a directory it lies in, matches the glob; with ancestors, also whether the
+// glob could match below it (its leading components match the path; a glob with "**" could
+// match below almost anything, so it is checked by the names made, not by the trees moved).
+bool glob_covers(const std::string& glob, const std::string& path, bool ancestors) {
+  for (std::string p = path; p.size() > 1; p = paths::parent(p)) {
+    if (paths::glob_matches(glob, p)) return true;
+  }
+  if (!ancestors || glob.find("**") != std::string::npos) return false;
+  const int d = paths::depth(path);
+  int n = 0;
+  for (size_t i = 1; i < glob.size(); ++i) {
+    if (glob[i] == '/' && ++n == d) return paths::glob_matches(glob.substr(0, i), path);
+  }
+  return false;
+}
+}  // namespace
+
 const Supervisor::Late* Supervisor::late_guard(const std::string& path, bool ancestors) const {
   for (const auto& l : late_ro_) {
-    if (paths::is_within(path, l.path) || (ancestors && paths::is_within(l.path, path))) return &l;
+    if (l.glob ? glob_covers(l.path, path, ancestors)
+               : paths::is_within(path, l.path) || (ancestors && paths::is_within(l.path, path))) {
+      return &l;
+    }
   }
   return nullptr;
 }

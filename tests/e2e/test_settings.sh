@@ -129,7 +129,20 @@ printf '{"sandbox":{"enabled":true,"filesystem":{"denyWrite":["%s/gen*"],"allowW
 wb run --settings "$SCRATCH/glob.json" -- sh -c "touch gen1/x gen2/x other/x $SCRATCH/outs/o1/made; echo hook > $SCRATCH/outs/o1/.git/hooks/pre-commit"
 check "a denyWrite glob guards what matches it" bash -c '[ ! -e "$0/gen1/x" ] && [ ! -e "$0/gen2/x" ]' "$WS"
 check "and nothing else" [ -e "$WS/other/x" ]
-check "and says what it leaves out" grep -q 'covers the 2 path' <<<"$OUT"
+check "and is quiet about it (what comes to match later is covered too)" bash -c '! grep -q "covers the" <<<"$0"' "$OUT"
+# What comes to match a denyWrite glob during the run: created, renamed or made below a match,
+# refused and reported, run after run; "**" reaches any depth, an existing match is read-only.
+mkdir -p "$WS/deep/a/secrets" && echo s > "$WS/deep/a/secrets/old"
+printf '{"sandbox":{"enabled":true,"filesystem":{"denyWrite":["%s/gen*","**/secrets/**","%s/*.pem"]}}}' "$WS" "$WS" \
+  > "$SCRATCH/glob-later.json"
+for i in 1 2; do
+  wb run --settings "$SCRATCH/glob-later.json" -- sh -c 'mkdir gen3; touch gen4; mkdir t; mv t gen5; echo k > key.pem; mkdir -p deep/b/secrets; echo x > deep/b/secrets/new; echo x > deep/a/secrets/old; mkdir -p made && echo ok > made/f'
+  check "run $i: names matching a denyWrite glob made during the run are refused" \
+    bash -c 'for f in gen3 gen4 gen5 key.pem deep/b/secrets; do [ ! -e "$0/$f" ] || exit 1; done' "$WS"
+  check "run $i: an existing match of a ** glob is read-only" grep -qx s "$WS/deep/a/secrets/old"
+  check "run $i: and reported" bash -c 'grep -q "deny file-write $1/gen3 (denyWrite" <<<"$0" && grep -q "deny file-write $1/key.pem (denyWrite" <<<"$0"' "$OUT" "$WS"
+  check "run $i: what matches no glob is written" grep -qx ok "$WS/made/f"
+done
 check "an allowWrite glob makes its matches writable" [ -e "$SCRATCH/outs/o1/made" ]
 check "a repository in such a match keeps its hooks protected" [ ! -e "$SCRATCH/outs/o1/.git/hooks/pre-commit" ]
 # User namespaces refused (here: user.max_user_namespaces=0 in a namespace of the test's own) is

@@ -69,3 +69,20 @@ TEST_CASE("violation lines: no path can end a line, forge the block or restyle i
   CHECK(forged == "deny file-write /h/.gitconfig \\x28protected: git; do: x)");
   CHECK(wb::Violation{wb::Refused::kFileWrite, "/a (b", "why"}.line() == "deny file-write /a \\x28b (why)");
 }
+
+TEST_CASE("settings globs match paths as the file system names them") {
+  using wb::paths::glob_matches;
+  CHECK(glob_matches("/w/gen*", "/w/gen1"));
+  CHECK_FALSE(glob_matches("/w/gen*", "/w/gen1/x"));   // one component (the supervisor checks ancestors)
+  CHECK(glob_matches("/w/*.pem", "/w/.hidden.pem"));   // a leading dot is matched by a wildcard
+  CHECK(glob_matches("/w/**/secrets", "/w/secrets"));  // ** is zero or more components
+  CHECK(glob_matches("/w/**/secrets", "/w/a/b/c/secrets"));
+  CHECK_FALSE(glob_matches("/w/**/secrets", "/w/a/secretsx"));
+  CHECK(glob_matches("/w/**", "/w/a/b"));
+  CHECK(glob_matches("/h/.ssh/id_*", "/h/.ssh/id_ed25519"));
+  CHECK(glob_matches("/w/f[0-9].txt", "/w/f7.txt"));
+  CHECK_FALSE(glob_matches("/w/f[!0-9].txt", "/w/f7.txt"));
+  CHECK(glob_matches("/w/?.c", "/w/a.c"));
+  CHECK_FALSE(glob_matches("/w/?.c", "/w/ab.c"));
+  CHECK_FALSE(glob_matches("/w/a", "/w/a/b"));
+}
