@@ -96,8 +96,6 @@ std::vector<std::string> path_entries(const std::vector<std::string>& env) {
   return out;
 }
 
-namespace {
-
 std::vector<std::string_view> components(std::string_view p) {
   std::vector<std::string_view> out;
   size_t i = 0;
@@ -109,6 +107,8 @@ std::vector<std::string_view> components(std::string_view p) {
   }
   return out;
 }
+
+namespace {
 
 // One component against one pattern component (fnmatch without slashes; a leading dot is
 // matched by wildcards too, as the settings' globs mean paths, not shell words).

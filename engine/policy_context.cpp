@@ -19,14 +19,11 @@ namespace wb::engine {
 
 namespace {
 
+// A path's names, "." left out, as a queue the walk below takes from the front.
 std::deque<std::string> components(std::string_view p) {
   std::deque<std::string> out;
-  size_t i = 0;
-  while (i < p.size()) {
-    size_t j = p.find('/', i);
-    if (j == std::string_view::npos) j = p.size();
-    if (j > i && p.substr(i, j - i) != ".") out.emplace_back(p.substr(i, j - i));
-    i = j + 1;
+  for (auto c : paths::components(p)) {
+    if (c != ".") out.emplace_back(c);
   }
   return out;
 }
