@@ -272,6 +272,7 @@ json Server::dispatch(const std::string& method, const json& params, const json&
   if (method == "command/exec/write") return exec_write(params);
   if (method == "command/exec/terminate") return exec_terminate(params);
   if (method == "command/exec/signal") return exec_signal(params);
+  if (method == "command/exec/resize") return exec_resize(params);
   if (method == "session/policy") return session_policy(params);
   if (method == "doctor") return doctor(params);
   if (method == "command/exec") {

@@ -11,16 +11,50 @@ void check_session(const json& p, const std::string& process, const std::string&
   }
 }
 
-json Server::exec_write(const json& p) {
-  std::string id = need_string(p, "processId");
-  std::shared_ptr<Proc> proc;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = procs_.find(id);
-    if (it == procs_.end()) throw RpcError{kUnknownProcess, fmt::format("unknown process \"{}\"", id)};
-    check_session(p, id, it->second->session);
-    proc = it->second;
+// "size": {"rows", "cols"} (80x24 when not given).
+struct winsize terminal_size(const json& p) {
+  struct winsize ws = {24, 80, 0, 0};
+  if (const json* size = member(p, "size")) {
+    auto dim = [&](const char* key, unsigned short& into) {
+      const json* v = size->is_object() ? member(*size, key) : nullptr;
+      if (!v || !v->is_number_integer() || v->get<long long>() < 1 || v->get<long long>() > 10000) {
+        throw RpcError{kInvalidParams, "\"size\" must be {\"rows\": N, \"cols\": N} with 1 <= N <= 10000"};
+      }
+      into = static_cast<unsigned short>(v->get<long long>());
+    };
+    dim("rows", ws.ws_row);
+    dim("cols", ws.ws_col);
   }
+  return ws;
+}
+
+// A pseudo-terminal pair of that size: (master, slave).
+std::pair<sys::Fd, sys::Fd> open_terminal(const struct winsize& ws) {
+  sys::Fd master(::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC));
+  char name[128];
+  if (!master.valid() || ::grantpt(master.get()) != 0 || ::unlockpt(master.get()) != 0 ||
+      ::ptsname_r(master.get(), name, sizeof name) != 0) {
+    throw RpcError{kRunFailed, "no pseudo-terminal for the command"};
+  }
+  sys::Fd slave(::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC));
+  if (!slave.valid() || ::ioctl(master.get(), TIOCSWINSZ, &ws) != 0) {
+    throw RpcError{kRunFailed, "no pseudo-terminal for the command"};
+  }
+  return {std::move(master), std::move(slave)};
+}
+
+// The running process a request names (of the session it names, if any).
+std::shared_ptr<Proc> Server::process(const json& p, const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = procs_.find(id);
+  if (it == procs_.end()) throw RpcError{kUnknownProcess, fmt::format("unknown process \"{}\"", id)};
+  check_session(p, id, it->second->session);
+  return it->second;
+}
+
+json Server::exec_write(const json& p) {
+  const std::string id = need_string(p, "processId");
+  std::shared_ptr<Proc> proc = process(p, id);
   std::string data;
   if (auto d = opt_string(p, "deltaBase64")) {
     auto bytes = base64_decode(*d);
@@ -42,7 +76,23 @@ json Server::exec_write(const json& p) {
     if (!proc->stdin_wr.valid()) throw RpcError{kInvalidParams, "the process's stdin is closed"};
     write_stdin(proc->stdin_wr.get(), data);
   }
-  if (opt_bool(p, "closeStdin")) proc->stdin_wr.reset();
+  if (opt_bool(p, "closeStdin")) {
+    if (proc->tty.valid() && proc->stdin_wr.valid()) write_stdin(proc->stdin_wr.get(), "\x04");
+    proc->stdin_wr.reset();
+  }
+  return json::object();
+}
+
+// A terminal's size, as the client's: the kernel keeps it, the command is told by SIGWINCH.
+json Server::exec_resize(const json& p) {
+  const std::string id = need_string(p, "processId");
+  std::shared_ptr<Proc> proc = process(p, id);
+  struct winsize ws = terminal_size(p);
+  std::lock_guard<std::mutex> pl(proc->mu);
+  if (!proc->tty.valid()) throw RpcError{kInvalidParams, fmt::format("process \"{}\" has no terminal (\"tty\")", id)};
+  if (::ioctl(proc->tty.get(), TIOCSWINSZ, &ws) != 0)
+    throw RpcError{kRunFailed, "the terminal's size could not be set"};
+  if (proc->run) proc->run->signal(SIGWINCH);
   return json::object();
 }
 
@@ -343,19 +393,34 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
       input = base64_decode(*in);
       if (!input) throw RpcError{kInvalidParams, "\"stdin\" is not base64"};
     }
+    const bool tty = opt_bool(p, "tty");
+    if (tty && (!streamed || input)) {
+      throw RpcError{kInvalidParams, "\"tty\" needs \"streamOutput\": true and stdin through command/exec/write"};
+    }
     int in_pipe[2], out_pipe[2], err_pipe[2];
     if (::pipe2(in_pipe, O_CLOEXEC) != 0 || ::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
       throw RpcError{kRunFailed, "no pipes for the command's output"};
     }
     sys::Fd in_rd(in_pipe[0]), in_wr(in_pipe[1]), out_rd(out_pipe[0]), out_wr(out_pipe[1]), err_rd(err_pipe[0]),
         err_wr(err_pipe[1]);
+    if (tty) {
+      // A terminal for an interactive command: its three standard descriptors are the terminal,
+      // what it writes (both streams, as on a terminal) comes back as stdout, writes are typed.
+      auto [master, slave] = open_terminal(terminal_size(p));
+      out_rd = std::move(master);
+      out_wr = std::move(slave);
+      err_wr.reset();  // nothing comes on stderr: the end at once
+      in_wr = sys::Fd(::fcntl(out_rd.get(), F_DUPFD_CLOEXEC, 3));
+      std::lock_guard<std::mutex> pl(proc->mu);
+      proc->tty = sys::Fd(::fcntl(out_rd.get(), F_DUPFD_CLOEXEC, 3));
+    }
     sys::Fd null(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     // stdin: the bytes given (then its end), a pipe for command/exec/write when the output is
     // streamed, else nothing to read (/dev/null).
     const bool interactive = !input && streamed;
-    req.stdio[0] = input || interactive ? in_rd.get() : null.get();
+    req.stdio[0] = tty ? out_wr.get() : input || interactive ? in_rd.get() : null.get();
     req.stdio[1] = out_wr.get();
-    req.stdio[2] = err_wr.get();
+    req.stdio[2] = tty ? out_wr.get() : err_wr.get();
     if (prepare_ahead_) req.standby = standbys_.take(proc->session, policy.get());
     auto prepared = engine::prepare(std::move(req));
     if (!prepared.ok()) {
@@ -436,6 +501,7 @@ void Server::exec_worker(std::shared_ptr<Proc> proc, std::shared_ptr<const Sessi
       std::lock_guard<std::mutex> pl(proc->mu);
       proc->run = nullptr;
       proc->stdin_wr.reset();
+      proc->tty.reset();
     }
     // The command's copies are gone: ours closed, the pumps see the end of what it wrote.
     in_rd.reset();

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -126,6 +128,9 @@ struct Proc {
   bool takes_writes = false;
   std::string early_stdin;
   bool early_close = false;
+  // tty: the command's terminal (its master side): resized by command/exec/resize; closing
+  // stdin sends the end-of-file character, as a user at the terminal would.
+  sys::Fd tty;
 };
 
 // Writes data to a non-blocking pipe, waiting at most 2 s for the reader: never blocks the
@@ -240,6 +245,8 @@ class Server {
   json exec_write(const json& p);
   json exec_terminate(const json& p);
   json exec_signal(const json& p);
+  json exec_resize(const json& p);
+  std::shared_ptr<Proc> process(const json& p, const std::string& id);
   json session_policy(const json& p);
   json doctor(const json& p);
   void command_exec(const json& p, const json& id);

@@ -172,6 +172,33 @@ def main():
         r = srv.result("command/exec", {"sessionId": "B", "command": ["cat"], "stdin": base64.b64encode(b"given").decode()})
         check("stdin given as bytes", out(r) == "given")
 
+        # A terminal for an interactive command: isatty, the size asked, resized, typed input
+        # (echoed, as a terminal does), and closing stdin is ^D.
+        def shown(pid, text, secs=30):
+            end = time.time() + secs
+            while time.time() < end:
+                if text in srv.deltas(pid):
+                    return True
+                time.sleep(0.05)
+            return False
+        i_tty = srv.send("command/exec", {"sessionId": "B", "processId": "tty1", "tty": True, "streamOutput": True,
+                                          "size": {"rows": 30, "cols": 100}, "command": [
+                                              "sh", "-c", "test -t 0 && test -t 1 && test -t 2 && echo isatty; stty size; "
+                                              "read line; echo got=$line; stty size; exec cat"]})
+        check("tty: the command's descriptors are a terminal", shown("tty1", b"isatty"))
+        check("tty: of the size asked", shown("tty1", b"30 100"))
+        srv.result("command/exec/resize", {"processId": "tty1", "size": {"rows": 40, "cols": 120}})
+        srv.result("command/exec/write", {"processId": "tty1", "deltaBase64": base64.b64encode(b"hi\n").decode()})
+        check("tty: typed input is read", shown("tty1", b"got=hi"))
+        check("tty: resized", shown("tty1", b"40 120"))
+        srv.result("command/exec/write", {"processId": "tty1", "closeStdin": True})
+        r = srv.wait(i_tty, 30)["result"]
+        check("tty: closing stdin is the end of file at the terminal", r.get("exitCode") == 0)
+        e = srv.call("command/exec", {"sessionId": "B", "tty": True, "command": ["true"]})
+        check("tty without streamed output is refused", e.get("error", {}).get("code") == -32602)
+        e = srv.call("command/exec/resize", {"processId": "nope", "size": {"rows": 1, "cols": 1}})
+        check("resize of an unknown process is refused", "error" in e)
+
         # terminate, and session/close ending its session's commands.
         t0 = time.time()
         i_sl = srv.send("command/exec", {"sessionId": "B", "processId": "sl", "command": ["sleep", "30"]})
@@ -334,7 +361,7 @@ def approval(env, base, ws):
     srv = Server(WAVEBOX, env=env, cwd=base)
     cols = [Collector() for _ in range(4)]
     try:
-        init = srv.result("initialize", {"capabilities": {"networkApproval": True, "networkApprovalTimeoutMs": 1500}})
+        init = srv.result("initialize", {"capabilities": {"networkApproval": True, "networkApprovalTimeoutMs": 5000}})
         check("approval: the server has the capability", init["capabilities"]["networkApproval"] is True)
         srv.result("session/open", {"sessionId": "N", "cwd": ws["E"],
                                     "settings": {"sandbox": {"enabled": True, "network": {
@@ -347,6 +374,13 @@ def approval(env, base, ws):
                     f"Host: 127.0.0.1:{port}\\r\\n\\r\\n' >&4 && read -t 8 line <&4; echo \"proxy: $line\"; "
                     f"printf '{word}' >&4; sleep 0.3; exec 4>&-")
 
+        def got(col, want, secs=10):
+            # The collector keeps a connection's bytes once it ends, on its own thread: wait for it.
+            end = time.time() + secs
+            while col.got != want and time.time() < end:
+                time.sleep(0.05)
+            return col.got == want
+
         def run_answering(session, port, word, decision, count):
             i = srv.send("command/exec", {"sessionId": session, "commandLine": connect(port, word)})
             q = srv.wait_request("network/requestApproval", count, timeout=20)
@@ -358,7 +392,7 @@ def approval(env, base, ws):
         check("approval: the request names the session, process, host and port",
               q["params"]["sessionId"] == "N" and q["params"]["host"] == "127.0.0.1"
               and q["params"]["port"] == cols[0].port and q["params"]["processId"] == r["processId"])
-        check("approval: accept lets that connection through", "200" in out(r) and cols[0].got == ["accepted"])
+        check("approval: accept lets that connection through", "200" in out(r) and got(cols[0], ["accepted"]))
         # accept was for that command only: the next one is asked again (and declined).
         q, r = run_answering("N", cols[0].port, "again", "decline", 2)
         check("approval: accept covered one command; the next was asked again", q["params"]["processId"] == r["processId"])
@@ -366,10 +400,10 @@ def approval(env, base, ws):
               "403" in out(r) and cols[0].got == ["accepted"] and any("127.0.0.1" in v["line"] for v in r["violations"]))
         # acceptForSession: this command and the session's next ones, not another session's.
         q, r = run_answering("N", cols[1].port, "for-session", "acceptForSession", 3)
-        check("approval: acceptForSession lets it through", "200" in out(r) and cols[1].got == ["for-session"])
+        check("approval: acceptForSession lets it through", "200" in out(r) and got(cols[1], ["for-session"]))
         r = srv.result("command/exec", {"sessionId": "N", "commandLine": connect(cols[1].port, "second")}, timeout=30)
         check("approval: the session's next command is not asked",
-              len(srv.requests("network/requestApproval")) == 3 and cols[1].got == ["for-session", "second"])
+              len(srv.requests("network/requestApproval")) == 3 and got(cols[1], ["for-session", "second"]))
         q, r = run_answering("M", cols[1].port, "other-session", "decline", 4)
         check("approval: another session is still asked", q["params"]["sessionId"] == "M"
               and "other-session" not in cols[1].got)
