@@ -42,6 +42,23 @@ bool is_within(std::string_view path, std::string_view root) {
   return path.size() == root.size() || path[root.size()] == '/';
 }
 
+bool same_name(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+bool is_within_any_case(std::string_view path, std::string_view root) {
+  if (root == "/") return !path.empty() && path[0] == '/';
+  if (path.size() < root.size() || !same_name(path.substr(0, root.size()), root)) return false;
+  return path.size() == root.size() || path[root.size()] == '/';
+}
+
 int depth(std::string_view path) {
   int n = 0;
   for (size_t i = 0; i < path.size(); ++i) {

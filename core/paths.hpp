@@ -13,6 +13,13 @@ std::string normalize(std::string_view path);
 std::string resolve(std::string_view raw, std::string_view home, std::string_view base_dir);
 // True when path equals root or lies below it (both normalised).
 bool is_within(std::string_view path, std::string_view root);
+// Names compared as a case-insensitive volume compares them (WSL's /mnt/c, SMB, FAT, exFAT,
+// casefold directories; macOS by default): ASCII letters without case. The guards compare so on
+// every file system: refusing ".WAVE" where it is another name costs nothing, missing it where
+// it is ".wave" hands the sandbox its settings.
+bool same_name(std::string_view a, std::string_view b);
+// is_within, with names compared as same_name compares them.
+bool is_within_any_case(std::string_view path, std::string_view root);
 // Number of components: "/" is 0, "/a" is 1, "/a/b" is 2.
 int depth(std::string_view path);
 std::string parent(std::string_view path);

@@ -39,14 +39,14 @@ const std::vector<std::string>& shell_startup_files() {
 }
 
 bool is_scanned_name(const std::string& name) {
-  return name == ".git" || is_protected_name(name);
+  return paths::same_name(name, ".git") || is_protected_name(name);
 }
 
 std::vector<GuardedPath> guarded_for_entry(const std::string& dir, const std::string& name, bool stub_missing) {
   std::vector<GuardedPath> out;
   for (const auto& e : protected_table()) {
     // Guarded whole: a read-only folder needs nothing for the files it does not have yet.
-    if (e.scope == ProtectScope::kAnyDepth && name == e.rel) {
+    if (e.scope == ProtectScope::kAnyDepth && paths::same_name(name, e.rel)) {
       out.push_back({paths::join(dir, name), e.type, stub_missing, "", fmt::format("protected name: {}", e.runs_it)});
     }
   }

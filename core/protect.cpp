@@ -182,7 +182,7 @@ const char* scope_name(ProtectScope s) {
 
 bool is_protected_name(const std::string& name) {
   for (const auto& e : protected_table()) {
-    if (e.scope == ProtectScope::kAnyDepth && name == e.rel) return true;
+    if (e.scope == ProtectScope::kAnyDepth && paths::same_name(name, e.rel)) return true;
   }
   return false;
 }
@@ -223,8 +223,9 @@ std::string CreationGuard::refuses(const std::string& path, bool in_new_dir, boo
   // them, and guarding them made `rm -rf node_modules` fail (repositories there stay guarded).
   const bool deps = in_deps(path);
   for (const auto& e : protected_table()) {
-    if (e.scope == ProtectScope::kAnyDepth && name == e.rel && (!in_new_dir || name == ".wave") &&
-        (!deps || name == ".wave")) {
+    const bool wave = paths::same_name(name, ".wave");
+    if (e.scope == ProtectScope::kAnyDepth && paths::same_name(name, e.rel) && (!in_new_dir || wave) &&
+        (!deps || wave)) {
       return fmt::format("protected name: {}", e.runs_it);
     }
   }
@@ -239,18 +240,18 @@ std::string CreationGuard::refuses(const std::string& path, bool in_new_dir, boo
     }
     return false;
   };
-  if (name == "HEAD" && !in_new_dir && !in_repo(paths::parent(path))) {
+  if (paths::same_name(name, "HEAD") && !in_new_dir && !in_repo(paths::parent(path))) {
     return "HEAD would make this directory a repository that git trusts";
   }
   for (const auto& p : paths_) {
     // The path itself, something inside it, or (a tree or link put in place) a directory that
     // would hold it.
-    if (paths::is_within(path, p.path) || (tree && paths::is_within(p.path, path))) return p.why;
+    if (paths::is_within_any_case(path, p.path) || (tree && paths::is_within_any_case(p.path, path))) return p.why;
   }
   for (const auto& z : zones_) {
     // The zone's directory itself (moved away, made again) or a tree put where it is.
-    if (path == z.dir || (tree && paths::is_within(z.dir, path))) return z.why;
-    if (!paths::is_within(path, z.dir)) continue;
+    if (paths::same_name(path, z.dir) || (tree && paths::is_within_any_case(z.dir, path))) return z.why;
+    if (!paths::is_within_any_case(path, z.dir)) continue;
     bool carved = std::any_of(z.carve.begin(), z.carve.end(),
                               [&](const std::string& c) { return path != c && paths::is_within(path, c); });
     if (!carved) return z.why;

@@ -47,7 +47,7 @@ bool glob_covers(const std::string& glob, const std::string& path, bool ancestor
 const Supervisor::Late* Supervisor::late_guard(const std::string& path, bool ancestors) const {
   for (const auto& l : late_ro_) {
     if (l.glob ? glob_covers(l.path, path, ancestors)
-               : paths::is_within(path, l.path) || (ancestors && paths::is_within(l.path, path))) {
+               : paths::is_within_any_case(path, l.path) || (ancestors && paths::is_within_any_case(l.path, path))) {
       return &l;
     }
   }

@@ -172,7 +172,7 @@ HitGuards guards_for_hits(const std::vector<ScanHit>& hits, const std::string& w
   HitGuards out;
   for (const auto& h : hits) {
     std::string p = paths::join(h.dir, h.name);
-    if (h.name == "HEAD") {
+    if (paths::same_name(h.name, "HEAD")) {
       // A bare repository's layout, which git takes for a repository before looking further up.
       // Or HEAD with a commondir naming where objects/ and refs/ are (a linked worktree's layout).
       // (git only checks that objects and refs can be entered: plain files pass for it too.)
@@ -186,10 +186,10 @@ HitGuards guards_for_hits(const std::vector<ScanHit>& hits, const std::string& w
           if (is_dir(c)) guard_gitdir(c, out, 0, home, c);
         }
       }
-    } else if (h.name == ".git" && h.is_dir) {
+    } else if (paths::same_name(h.name, ".git") && h.is_dir) {
       out.git_dirs.push_back(p);
       guard_gitdir(p, out, 0, home, h.dir);
-    } else if (h.name == ".git") {
+    } else if (paths::same_name(h.name, ".git")) {
       // A gitlink file ("gitdir: X"): a linked worktree or a submodule. The file itself is
       // guarded so it cannot be pointed at a directory the command controls.
       out.git_dirs.push_back(p);

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -95,11 +96,11 @@ bool read_dir(int root_fd, const char* rel, std::string& subdirs, std::string& h
       bool dir = type == DT_DIR;
       // HEAD: a repository laid out bare (HEAD, objects/, refs/), which git finds before
       // walking up to the enclosing one.
-      if ((name[0] == '.' && is_scanned_name(name)) || std::strcmp(name, "HEAD") == 0) {
+      if ((name[0] == '.' && is_scanned_name(name)) || ::strcasecmp(name, "HEAD") == 0) {
         hits += dir ? 'D' : 'F';
         append_name(hits, name);
       }
-      if (dir && std::strcmp(name, ".git") != 0) append_name(subdirs, name);
+      if (dir && ::strcasecmp(name, ".git") != 0) append_name(subdirs, name);
     }
   }
 }

@@ -249,6 +249,13 @@ done
 check "auto-loaded: refusals are reported with the reason" grep -q "deny file-write $WS/.envrc (protected name: direnv" <<<"$OUT"
 check "and with what to do" grep -q "deny file-write $WS/.envrc (protected name: direnv.*; create it outside the sandbox)" <<<"$OUT"
 
+# The same names in another case: on a case-insensitive volume (WSL's /mnt/c, SMB, FAT,
+# casefold directories) they are the same files, so they are refused on every file system.
+twice -- sh -c 'mkdir -p .WAVE pkg/.Cursor; echo "{}" > .WAVE/settings.json; echo evil > .EnvRC; echo evil > pkg/.ENVRC; mkdir -p .Git/HOOKS 2>/dev/null; true'
+for f in .WAVE pkg/.Cursor .EnvRC pkg/.ENVRC; do
+  check "case variants: $f was not created" [ ! -e "$WS/$f" ]
+done
+
 # --- HOME as the workspace: read-only (said), so nothing the host runs from home is written.
 cd "$HOME" || exit 1
 WS_SAVE=$WS; WS=$HOME

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+#include "core/paths.hpp"
 #include "core/protect.hpp"
 #include "core/secrets.hpp"
 
@@ -98,6 +99,19 @@ TEST_CASE("creation guard: protected names anywhere, missing guarded paths and t
   CHECK(g.refuses("/w/clone/.vscode", true).empty());
   CHECK_FALSE(g.refuses("/w/clone/.wave", true).empty());
   CHECK(g.refuses("/h/.ssh", false, false).empty());
+  // Names compared as a case-insensitive volume compares them: there ".WAVE" is ".wave" and
+  // ".Git/HOOKS" is ".git/hooks" (refused on every file system: fail closed).
+  CHECK_FALSE(g.refuses("/w/a/.WAVE").empty());
+  CHECK_FALSE(g.refuses("/w/a/.EnvRC").empty());
+  CHECK_FALSE(g.refuses("/w/.Git/HOOKS/pre-commit").empty());
+  CHECK_FALSE(g.refuses("/W/.git/modules/b").empty());
+  CHECK_FALSE(g.refuses("/w/clone/.Wave", true).empty());
+  CHECK(wb::is_scanned_name(".GIT"));
+  CHECK(wb::is_scanned_name(".VSCode"));
+  CHECK(wb::paths::same_name("Settings.JSON", "settings.json"));
+  CHECK_FALSE(wb::paths::same_name("settings.json", "settings.jsonx"));
+  CHECK(wb::paths::is_within_any_case("/W/.Git/x", "/w/.git"));
+  CHECK_FALSE(wb::paths::is_within_any_case("/w/.gitx", "/w/.git"));
   CHECK_FALSE(g.refuses("/h/.ssh", false, true).empty());
 }
 
