@@ -37,6 +37,13 @@ Result<Environment> load_environment(const Options& o) {
   if (caller_cwd.empty()) {
     return make_error(ErrorKind::kUsage, "the current directory no longer exists; pass --cwd");
   }
+  // The directory as the shell names it ($PWD, when it is the same directory): `cd src` through
+  // a link an earlier run planted in the project (src -> ~/.config) still belongs to the project,
+  // which stays the workspace; the link's target is only where the command starts.
+  if (const char* pwd = std::getenv("PWD");
+      pwd && pwd[0] == '/' && paths::normalize(pwd) == pwd && sys::real_path_or_empty(pwd) == caller_cwd) {
+    caller_cwd = pwd;
+  }
   std::string cwd = o.cwd.empty() ? caller_cwd : paths::resolve(o.cwd, env.home, caller_cwd);
   // Planning for a Mac from elsewhere: the workspace is a path on that machine.
   if (!sys::is_dir(cwd) && o.platform != "macos")

@@ -129,6 +129,10 @@ namespace {
 
 // One component against one pattern component (fnmatch without slashes; a leading dot is
 // matched by wildcards too, as the settings' globs mean paths, not shell words).
+char fold(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
 bool component_matches(std::string_view pat, std::string_view name) {
   size_t p = 0, n = 0, star_p = std::string_view::npos, star_n = 0;
   while (n < name.size()) {
@@ -144,10 +148,10 @@ bool component_matches(std::string_view pat, std::string_view name) {
         bool hit = false;
         for (size_t k = p + 1 + (negate ? 1 : 0); k < close; ++k) {
           if (k + 2 < close && pat[k + 1] == '-') {
-            hit |= name[n] >= pat[k] && name[n] <= pat[k + 2];
+            hit |= fold(name[n]) >= fold(pat[k]) && fold(name[n]) <= fold(pat[k + 2]);
             k += 2;
           } else {
-            hit |= name[n] == pat[k];
+            hit |= fold(name[n]) == fold(pat[k]);
           }
         }
         if (hit != negate) {
@@ -160,7 +164,7 @@ bool component_matches(std::string_view pat, std::string_view name) {
         ++n;
         continue;
       }
-    } else if (p < pat.size() && (pat[p] == '?' || pat[p] == name[n])) {
+    } else if (p < pat.size() && (pat[p] == '?' || fold(pat[p]) == fold(name[n]))) {
       ++p;
       ++n;
       continue;

@@ -34,6 +34,7 @@ std::vector<std::string> ancestors(std::string_view path);
 bool has_glob(std::string_view path);
 // Whether an absolute path matches a settings glob: "*", "?" and "[...]" within one component,
 // "**" for any number of components (none included); "dir/**" matches dir and all below it.
+// Without case, as same_name compares names.
 bool glob_matches(std::string_view pattern, std::string_view path);
 // The names of a path, in order ("/a//b/" is {"a", "b"}); views into p.
 std::vector<std::string_view> components(std::string_view p);

@@ -180,23 +180,56 @@ bool credential_key(const std::string& key, bool yaml) {
 
 std::string without_credential_lines(const std::string& content, const std::string& name) {
   const bool yaml = ends_with(name, ".yml") || ends_with(name, ".yaml");
+  const std::string note = "a credential, kept out of the sandbox (wavebox: allowRead this file to pass it)";
   std::string out;
   size_t pos = 0;
+  size_t block_indent = std::string::npos;  // inside a removed YAML value's continuation lines
+  bool residue = false;                     // a credential key left in a form the lines above do not take out
   while (pos < content.size()) {
     size_t nl = content.find('\n', pos);
     std::string line = content.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
     pos = nl == std::string::npos ? content.size() : nl + 1;
     std::string_view body = line;
     size_t indent = body.find_first_not_of(" \t");
+    if (block_indent != std::string::npos) {
+      // A removed key's block or folded value goes on while lines are indented deeper.
+      if (indent == std::string::npos || indent > block_indent) {
+        if (nl != std::string::npos) out += '\n';
+        continue;
+      }
+      block_indent = std::string::npos;
+    }
     bool comment = indent == std::string::npos || body[indent] == '#' || body[indent] == ';';
     size_t sep = comment ? std::string::npos : body.find(yaml ? ':' : '=');
-    if (sep != std::string::npos && credential_key(lower_trimmed(body.substr(0, sep)), yaml)) {
-      out += line.substr(0, indent) + (yaml ? "# " : "; ") +
-             "a credential, kept out of the sandbox (wavebox: allowRead this file to pass it)";
+    std::string key = sep == std::string::npos ? "" : lower_trimmed(body.substr(0, sep));
+    // A quoted key ("//host/:_authToken" = x, "npmAuthToken": x) is the same key.
+    if (key.size() >= 2 && (key.front() == '"' || key.front() == '\'') && key.back() == key.front()) {
+      key = key.substr(1, key.size() - 2);
+    }
+    if (sep != std::string::npos && credential_key(key, yaml)) {
+      out += line.substr(0, indent) + (yaml ? "# " : "; ") + note;
+      if (yaml) {
+        const std::string value = lower_trimmed(body.substr(sep + 1));
+        if (value.empty() || value[0] == '|' || value[0] == '>') block_indent = indent;
+      }
     } else {
-      out += comment ? line : without_url_passwords(line);
+      const std::string shown = comment ? line : without_url_passwords(line);
+      if (!comment) {
+        const std::string low = lower_trimmed(shown);
+        for (const char* k : {"authtoken", "_auth", "_password", "npmauthident", "npmpassword", "password"}) {
+          residue = residue || low.find(k) != std::string::npos;
+        }
+      }
+      out += shown;
     }
     if (nl != std::string::npos) out += '\n';
+  }
+  // A credential in a form not taken out line by line (a flow mapping, a key split over lines):
+  // none of the file, rather than the secret.
+  if (residue) {
+    return std::string(yaml ? "# " : "; ") +
+           "wavebox: this file holds credentials in a form it cannot take out line by line, so none of it is "
+           "shown (allowRead the file to pass it)\n";
   }
   return out;
 }

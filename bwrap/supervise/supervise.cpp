@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <tuple>
 
 #include "bwrap/supervise/supervise_util.hpp"
 #include "core/paths.hpp"
@@ -574,6 +575,17 @@ Performed Supervisor::perform_rename(pid_t pid, int nr, const unsigned long long
   r.path = paths::join(np.path, np.name);
   const std::string from = paths::join(op.path, op.name);
   if (refuse_creation(r, r.path, np.fd.get(), true)) return r;
+  // A tree moved where a denyWrite glob with "**" reaches into it: what it holds is looked at
+  // (an exchange moves the other tree too).
+  for (const auto& [dir, name, dest] :
+       {std::tuple<int, std::string, std::string>{op.fd.get(), op.name, r.path}, {np.fd.get(), np.name, from}}) {
+    if (dest == from && !(flags & RENAME_EXCHANGE)) continue;
+    if (std::string why = tree_meets_glob(dir, name, dest); !why.empty()) {
+      r = failed(r, EACCES);
+      r.refused = with_remedy(why, "create");
+      return r;
+    }
+  }
   if (const Late* l = late_guard(from, true)) {
     r = failed(r, paths::is_within(from, l->path) ? EROFS : EBUSY);
     r.refused = l->why;

@@ -172,6 +172,9 @@ class Supervisor {
   std::vector<Late> late_ro_;
   // The late guard a path lies in (or, with ancestors, one that lies below it), or nullptr.
   const Late* late_guard(const std::string& path, bool ancestors) const;
+  // A directory tree (name in dirfd) about to be put at dest: the reason it may not be, when a
+  // denyWrite glob with "**" would match something in it there (or it is too large to look at).
+  std::string tree_meets_glob(int dirfd, const std::string& name, const std::string& dest) const;
   Performed late_target(pid_t pid, int nr, const unsigned long long* a);
   // ftruncate and fallocate on a descriptor: a file outside the writable set (the caller's own
   // `>> log` handed in as stdout) or under a late guard is refused; the rest is continued.

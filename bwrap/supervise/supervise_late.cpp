@@ -1,3 +1,4 @@
+#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/openat2.h>
@@ -6,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <functional>
 #include <string>
 
 #include "bwrap/supervise/supervise.hpp"
@@ -43,6 +45,68 @@ bool glob_covers(const std::string& glob, const std::string& path, bool ancestor
   return false;
 }
 }  // namespace
+
+namespace {
+// Walks a tree below fd (dest: where it will be), calling hit for each path; false once limit
+// entries were seen (then the caller refuses: a tree it cannot look at whole is not let in).
+bool walk_tree(int fd, const std::string& dest, const std::function<bool(const std::string&)>& hit, int depth,
+               size_t& seen) {
+  if (depth > 64) return false;
+  DIR* d = ::fdopendir(fd);
+  if (!d) {
+    ::close(fd);
+    return true;  // unreadable: nothing in it can be renamed into place by name either
+  }
+  bool ok = true;
+  while (dirent* e = ::readdir(d)) {
+    const std::string n = e->d_name;
+    if (n == "." || n == "..") continue;
+    if (++seen > 20000) {
+      ok = false;
+      break;
+    }
+    const std::string path = dest + "/" + n;
+    if (hit(path)) {
+      ok = false;
+      break;
+    }
+    if (e->d_type == DT_DIR || e->d_type == DT_UNKNOWN) {
+      int sub = ::openat(::dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub >= 0 && !walk_tree(sub, path, hit, depth + 1, seen)) {
+        ok = false;
+        break;
+      }
+    }
+  }
+  ::closedir(d);
+  return ok;
+}
+}  // namespace
+
+std::string Supervisor::tree_meets_glob(int dirfd, const std::string& name, const std::string& dest) const {
+  const Late* deep = nullptr;
+  for (const auto& l : late_ro_) {
+    if (l.glob && l.path.find("**") != std::string::npos) deep = &l;
+  }
+  if (!deep) return {};
+  int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return {};  // not a directory: its own name was checked
+  std::string why;
+  size_t seen = 0;
+  auto hit = [&](const std::string& p) {
+    for (const auto& l : late_ro_) {
+      if (l.glob && paths::glob_matches(l.path, p)) {
+        why = l.why;
+        return true;
+      }
+    }
+    return false;
+  };
+  if (!walk_tree(fd, dest, hit, 0, seen) && why.empty()) {
+    why = "a tree too large to check against the denyWrite globs (" + deep->path + ")";
+  }
+  return why;
+}
 
 const Supervisor::Late* Supervisor::late_guard(const std::string& path, bool ancestors) const {
   for (const auto& l : late_ro_) {

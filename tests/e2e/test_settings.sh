@@ -143,6 +143,13 @@ for i in 1 2; do
   check "run $i: and reported" bash -c 'grep -q "deny file-write $1/gen3 (denyWrite" <<<"$0" && grep -q "deny file-write $1/key.pem (denyWrite" <<<"$0"' "$OUT" "$WS"
   check "run $i: what matches no glob is written" grep -qx ok "$WS/made/f"
 done
+# A tree renamed to where a "**" glob reaches into it (a file linked elsewhere first, to write it
+# through the other name in a later run): the rename is refused.
+printf '{"sandbox":{"enabled":true,"filesystem":{"denyWrite":["**/certs/*.pem"]}}}' > "$SCRATCH/glob-tree.json"
+wb run --settings "$SCRATCH/glob-tree.json" -- sh -c 'mkdir -p c2/conf && echo x > c2/conf/k.pem && ln c2/conf/k.pem alias; mv c2/conf c2/certs; mkdir -p plain/x && mv plain plain2'
+check "a tree that would put a match of a ** glob in place is not moved" [ ! -e "$WS/c2/certs" ]
+check "and it is reported" grep -q "deny file-write $WS/c2/certs (denyWrite" <<<"$OUT"
+check "a tree with no match moves" [ -d "$WS/plain2/x" ]
 check "an allowWrite glob makes its matches writable" [ -e "$SCRATCH/outs/o1/made" ]
 check "a repository in such a match keeps its hooks protected" [ ! -e "$SCRATCH/outs/o1/.git/hooks/pre-commit" ]
 # User namespaces refused (here: user.max_user_namespaces=0 in a namespace of the test's own) is

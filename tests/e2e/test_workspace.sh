@@ -34,6 +34,13 @@ for i in 1 2; do
   OUT=$(cd "$WS" && "$WAVEBOX" run --cwd lnk -- sh -c 'touch plain-from-link' 2>&1)
   check "run $i: --cwd through a planted link to home: home not written" [ ! -e "$HOME/plain-from-link" ]
 done
+# The same link entered with cd (the shell's $PWD names the link, the kernel's cwd its target):
+# the project is still the workspace, the link's target is only where the command starts.
+mkdir -p "$HOME/.config"
+wb run -- sh -c 'rm -rf src-l && ln -s "$HOME/.config" src-l'
+OUT=$(cd "$WS/src-l" && "$WAVEBOX" run -- sh -c 'touch x-cd; mkdir -p app && touch app/pwn' 2>&1)
+check "cd through a planted link into home: nothing written there" \
+  bash -c '[ ! -e "$0/.config/x-cd" ] && [ ! -e "$0/.config/app" ]' "$HOME"
 P2="$SCRATCH/p2" && mkdir -p "$P2" && ln -s "$HOME" "$P2/lnk"
 OUT=$(cd "$P2" && "$WAVEBOX" run --cwd lnk -- sh -c 'touch plain-no-repo' 2>&1)
 check "outside a repository too (the workspace would be home: read-only)" [ ! -e "$HOME/plain-no-repo" ]

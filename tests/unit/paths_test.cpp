@@ -85,4 +85,6 @@ TEST_CASE("settings globs match paths as the file system names them") {
   CHECK(glob_matches("/w/?.c", "/w/a.c"));
   CHECK_FALSE(glob_matches("/w/?.c", "/w/ab.c"));
   CHECK_FALSE(glob_matches("/w/a", "/w/a/b"));
+  CHECK(glob_matches("/w/**/secrets", "/w/x/SECRETS"));  // without case, as the guards compare names
+  CHECK(glob_matches("/w/*.pem", "/w/K.PEM"));
 }

@@ -76,6 +76,25 @@ TEST_CASE("tools' configuration files are shown without their credentials") {
   CHECK(pip.find("SECRET7") == std::string::npos);
   CHECK(pip.find("index-url = https://pypi.corp.example/simple\n") != std::string::npos);
   CHECK(pip.find("extra-index-url = https://pypi.org/simple\n") != std::string::npos);
+  // Quoted keys, block and folded values, flow mappings: taken out, or the whole file withheld.
+  std::string q =
+      wb::without_credential_lines("\"//registry.npmjs.org/:_authToken\" = QUOTEDNPM\nregistry=https://r/\n", ".npmrc");
+  CHECK(q.find("QUOTEDNPM") == std::string::npos);
+  CHECK(q.find("registry=https://r/") != std::string::npos);
+  std::string b = wb::without_credential_lines(
+      "npmRegistries:\n  \"//registry.npmjs.org\":\n    npmAuthToken: >-\n      BLOCKYARN\n      MORE\nyarnPath: "
+      "y.js\n",
+      ".yarnrc.yml");
+  CHECK(b.find("BLOCKYARN") == std::string::npos);
+  CHECK(b.find("MORE") == std::string::npos);
+  CHECK(b.find("yarnPath: y.js") != std::string::npos);
+  CHECK(wb::without_credential_lines("\"npmAuthIdent\": \"u:QUOTEDYARN\"\n", ".yarnrc.yml").find("QUOTEDYARN") ==
+        std::string::npos);
+  std::string f =
+      wb::without_credential_lines("npmScopes: {corp: {npmAuthToken: FLOWYARN}}\nyarnPath: y.js\n", ".yarnrc.yml");
+  CHECK(f.find("FLOWYARN") == std::string::npos);
+  CHECK(f.find("yarnPath") == std::string::npos);  // withheld whole
+  CHECK(wb::without_credential_lines("x = a\n  _authToken\n", ".npmrc").find("_authToken") == std::string::npos);
   // Nothing to take out: the same text (then no copy is made).
   CHECK(wb::without_credential_lines("registry=https://r.example/\n", ".npmrc") == "registry=https://r.example/\n");
 }
