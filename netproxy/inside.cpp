@@ -5,7 +5,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <cstring>
 
@@ -39,12 +38,7 @@ std::string Proxy::Impl::dns_answer(Tenant& t, const DnsQuery& query) {
     std::string s = suffix;
     return q->name.size() >= s.size() && q->name.compare(q->name.size() - s.size(), s.size(), s) == 0;
   };
-  if (own_name.empty()) {
-    char name[256] = "";
-    if (::gethostname(name, sizeof name - 1) == 0) own_name = canonical_host(name).value_or("");
-    if (own_name.empty()) own_name = "localhost";
-  }
-  if (q->name == "localhost" || ends(".localhost") || q->name == own_name) {
+  if (q->name == "localhost" || ends(".localhost")) {
     // What /etc/hosts says (the sandbox's own loopback), for a client that did not read it.
     return q->qtype == kDnsA ? dns_answer_a(*q, 0x7f000001, 60) : dns_answer_empty(*q, 0);
   }

@@ -122,9 +122,6 @@ using namespace detail;
 
 struct Proxy::Impl {
   Limits limits;
-  // This machine's name, lower case: the sandbox's /etc/hosts maps it to loopback, and the
-  // resolver answers it so, quietly, for a client that asks DNS (an AAAA lookup after the file).
-  std::string own_name;
   ProxyStats stats;
   Fd epoll, stop_fd, control_fd;
   std::map<std::uint64_t, std::unique_ptr<Tenant>> tenants;
