@@ -25,6 +25,9 @@ Status compile_observer(int fd, const std::string& cache_dir = "");
 // What wavebox-shim loads (with a notification listener) before the command: one program that
 // refuses what compile_seccomp refuses and notifies what compile_observer observes; one program
 // instead of two is one less walk per system call of the command.
-Status compile_sandbox_filter(const std::vector<SeccompRule>& rules, int fd, const std::string& cache_dir = "");
+// descriptors: fchmod, fchown and futimens are reported to the supervisor too (a run with guards
+// that have no mount: late guards, denyWrite globs).
+Status compile_sandbox_filter(const std::vector<SeccompRule>& rules, int fd, const std::string& cache_dir = "",
+                              bool descriptors = false);
 
 }  // namespace wb::lnx

@@ -410,7 +410,11 @@ Result<std::string> write_plan(const LinuxRun& run, const Prepared& p, Launch& l
   run.log->timing("planned");
   run.log->info("invocation " + invocation_id(inv) + " (`wavebox wrap` prints it)");
   // The filter is part of the sandbox: if it cannot be built, nothing runs (fail closed).
-  WB_TRY(compile_sandbox_filter(seccomp_rules({run.allow_unix_sockets}), launch.filter.get(), run.state.seccomp));
+  const bool descriptors =
+      p.late != nullptr || std::any_of(run.policy.deny_write.begin(), run.policy.deny_write.end(),
+                                       [](const GuardedPath& g) { return paths::has_glob(g.path); });
+  WB_TRY(compile_sandbox_filter(seccomp_rules({run.allow_unix_sockets}), launch.filter.get(), run.state.seccomp,
+                                descriptors));
   WB_TRY(sys::replace_contents(launch.mounts.get(), inv.mounts, "the shim's mount list"));
   std::string options = bwrap_options(inv.options);
   // The scan cache and probes are done with: give their pages back for the length of the run.

@@ -366,6 +366,13 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
       NoCapsScope no_caps;
       return fd_write(pid, a);
     }
+    case SYS_fchmod:
+    case SYS_fchown: {
+      listener_ = listener;
+      id_ = id;
+      NoCapsScope no_caps;
+      return fd_attributes(pid, a[0]);
+    }
     case SYS_chmod:
     case SYS_fchmodat:
       if (Performed r = check_chmod(nr == SYS_chmod ? a[1] : a[2]); r.handled) return r;
@@ -378,6 +385,12 @@ Performed Supervisor::perform(pid_t pid, int nr, const unsigned long long* a, in
     case SYS_lchown:
     case SYS_fchownat:
     case SYS_utimensat: {
+      if (nr == SYS_utimensat && a[1] == 0) {  // futimens(2): on the descriptor itself
+        listener_ = listener;
+        id_ = id;
+        NoCapsScope no_caps;
+        return fd_attributes(pid, a[0]);
+      }
       // Carried out by the kernel, which the mounts restrain; a late guard has no mount, and a
       // guard's mount may be gone (the host replaced the file): its target is checked here.
       listener_ = listener;

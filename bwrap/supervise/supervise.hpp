@@ -176,6 +176,9 @@ class Supervisor {
   // denyWrite glob with "**" would match something in it there (or it is too large to look at).
   std::string tree_meets_glob(int dirfd, const std::string& name, const std::string& dest) const;
   Performed late_target(pid_t pid, int nr, const unsigned long long* a);
+  // fchmod, fchown, futimens: on a file or directory under a late guard (or a denyWrite glob),
+  // refused as its mount would have refused them; the rest is continued.
+  Performed fd_attributes(pid_t pid, unsigned long long fd);
   // ftruncate and fallocate on a descriptor: a file outside the writable set (the caller's own
   // `>> log` handed in as stdout) or under a late guard is refused; the rest is continued.
   Performed fd_write(pid_t pid, const unsigned long long* a);

@@ -146,6 +146,23 @@ Performed Supervisor::fd_write(pid_t pid, const unsigned long long* a) {
   return {};
 }
 
+Performed Supervisor::fd_attributes(pid_t pid, unsigned long long fd) {
+  if (late_ro_.empty()) return {};
+  sys::Fd pidfd(task_pidfd(pid));
+  sys::Fd held(pidfd.valid() ? static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), static_cast<int>(fd), 0)) : -1);
+  if (!held.valid()) return {};  // the kernel answers for a descriptor that is not there
+  const std::string path = fd_path(held.get());
+  if (path.empty() || path[0] != '/') return {};  // a pipe, a socket, an anonymous file
+  if (const Late* l = late_guard(path, false)) {
+    Performed r;
+    r.path = path;
+    r = failed(r, EROFS);
+    r.refused = l->why;
+    return r;
+  }
+  return {};
+}
+
 Performed Supervisor::late_target(pid_t pid, int nr, const unsigned long long* a) {
   long long dirfd = AT_FDCWD;
   unsigned long long addr = a[0];

@@ -40,6 +40,11 @@ def attempt(what, f):
         f(); print("ATTACK-WORKED", what)
     except OSError as e:
         print("refused", what, e.errno)
+# Through a descriptor opened for reading: mode, owner and times.
+rd = os.open(cfg, os.O_RDONLY)
+attempt("fchmod on a descriptor", lambda: os.fchmod(rd, 0o755))
+attempt("fchown on a descriptor", lambda: os.fchown(rd, os.getuid(), os.getgid()))
+attempt("futimens on a descriptor", lambda: os.utime(rd, (0, 0)))
 # Another name for the config through its descriptor (linkat AT_EMPTY_PATH), or through a link.
 fd = os.open(cfg, os.O_PATH)
 libc.linkat(fd, b"", -100, (r + "/alias1").encode(), 0x1000)

@@ -142,6 +142,15 @@ for i in 1 2; do
   check "run $i: an existing match of a ** glob is read-only" grep -qx s "$WS/deep/a/secrets/old"
   check "run $i: and reported" bash -c 'grep -q "deny file-write $1/gen3 (denyWrite" <<<"$0" && grep -q "deny file-write $1/key.pem (denyWrite" <<<"$0"' "$OUT" "$WS"
   check "run $i: what matches no glob is written" grep -qx ok "$WS/made/f"
+  wb run --settings "$SCRATCH/glob-later.json" -- python3 -c "
+import os
+fd = os.open('deep/a/secrets/old', os.O_RDONLY)
+for f in (lambda: os.fchmod(fd, 0o777), lambda: os.utime(fd, (0, 0))):
+    try:
+        f(); print('ATTACK-WORKED')
+    except OSError: pass"
+  check "run $i: a match's mode and times hold through a descriptor" \
+    bash -c '! grep -q ATTACK-WORKED <<<"$0" && [ "$(stat -c %a "$1")" != 777 ] && [ "$(stat -c %Y "$1")" != 0 ]' "$OUT" "$WS/deep/a/secrets/old"
 done
 # A tree renamed to where a "**" glob reaches into it (a file linked elsewhere first, to write it
 # through the other name in a later run): the rename is refused.
