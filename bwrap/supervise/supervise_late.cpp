@@ -48,14 +48,15 @@ bool glob_covers(const std::string& glob, const std::string& path, bool ancestor
 
 namespace {
 // Walks a tree below fd (dest: where it will be), calling hit for each path; false once limit
-// entries were seen (then the caller refuses: a tree it cannot look at whole is not let in).
+// entries were seen or a directory in it cannot be read (then the caller refuses: a tree it
+// cannot look at whole is not let in; a directory closed with chmod opens again later).
 bool walk_tree(int fd, const std::string& dest, const std::function<bool(const std::string&)>& hit, int depth,
                size_t& seen) {
   if (depth > 64) return false;
   DIR* d = ::fdopendir(fd);
   if (!d) {
     ::close(fd);
-    return true;  // unreadable: nothing in it can be renamed into place by name either
+    return false;
   }
   bool ok = true;
   while (dirent* e = ::readdir(d)) {
@@ -72,6 +73,11 @@ bool walk_tree(int fd, const std::string& dest, const std::function<bool(const s
     }
     if (e->d_type == DT_DIR || e->d_type == DT_UNKNOWN) {
       int sub = ::openat(::dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      // ENOTDIR, ELOOP: not a directory after all (a file, a link), checked by name above.
+      if (sub < 0 && errno != ENOTDIR && errno != ELOOP) {
+        ok = false;
+        break;
+      }
       if (sub >= 0 && !walk_tree(sub, path, hit, depth + 1, seen)) {
         ok = false;
         break;
@@ -90,7 +96,11 @@ std::string Supervisor::tree_meets_glob(int dirfd, const std::string& name, cons
   }
   if (!deep) return {};
   int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return {};  // not a directory: its own name was checked
+  if (fd < 0) {
+    // Not a directory: its own name was checked. Unreadable: not let in (see walk_tree).
+    if (errno == ENOTDIR || errno == ELOOP || errno == ENOENT) return {};
+    return "a tree that cannot be read whole to check it against the denyWrite globs (" + deep->path + ")";
+  }
   std::string why;
   size_t seen = 0;
   auto hit = [&](const std::string& p) {
@@ -103,7 +113,7 @@ std::string Supervisor::tree_meets_glob(int dirfd, const std::string& name, cons
     return false;
   };
   if (!walk_tree(fd, dest, hit, 0, seen) && why.empty()) {
-    why = "a tree too large to check against the denyWrite globs (" + deep->path + ")";
+    why = "a tree too large, or not readable whole, to check against the denyWrite globs (" + deep->path + ")";
   }
   return why;
 }

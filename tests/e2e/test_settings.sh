@@ -159,6 +159,11 @@ wb run --settings "$SCRATCH/glob-tree.json" -- sh -c 'mkdir -p c2/conf && echo x
 check "a tree that would put a match of a ** glob in place is not moved" [ ! -e "$WS/c2/certs" ]
 check "and it is reported" grep -q "deny file-write $WS/c2/certs (denyWrite" <<<"$OUT"
 check "a tree with no match moves" [ -d "$WS/plain2/x" ]
+# A directory in the tree closed with chmod hides a match from the look: the move is refused
+# (its owner could open it again once moved).
+printf '{"sandbox":{"enabled":true,"filesystem":{"denyWrite":["**/certs/*/*.pem"]}}}' > "$SCRATCH/glob-deep.json"
+wb run --settings "$SCRATCH/glob-deep.json" -- sh -c 'mkdir -p c3/conf/hid && echo x > c3/conf/hid/k.pem && chmod 000 c3/conf/hid; mv c3/conf c3/certs; chmod 755 c3/conf/hid c3/certs/hid 2>/dev/null; true'
+check "a tree with a directory it cannot read is not moved under a ** glob" [ ! -e "$WS/c3/certs" ]
 check "an allowWrite glob makes its matches writable" [ -e "$SCRATCH/outs/o1/made" ]
 check "a repository in such a match keeps its hooks protected" [ ! -e "$SCRATCH/outs/o1/.git/hooks/pre-commit" ]
 # User namespaces refused (here: user.max_user_namespaces=0 in a namespace of the test's own) is
